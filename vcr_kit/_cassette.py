@@ -1,0 +1,206 @@
+"""The cassette object: one class serves ``with``, ``async with`` and plain calls.
+
+A cassette kind says three things: how its fixture is named, how a live result is
+written into a fixture (``encode``), and how a fixture is turned back into the
+value the caller gets (``decode``). Everything else (modes, activation, lookup,
+locking, journal, cost) is here, once.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from types import TracebackType
+from typing import Any, ClassVar, Generic, TypeVar
+
+from . import _journal
+from ._config import Mode, Settings, is_active, load_settings
+from ._jsonable import to_jsonable
+from ._keys import fixture_name
+from ._store import Document, Outcome, afetch, display_path, fetch
+from .dehydrate import dehydrate_json, hydrate_json
+from .errors import FixtureMissingError, FixtureValueError
+
+T = TypeVar("T")
+Self = TypeVar("Self", bound="Recording[Any]")
+
+
+class Recording(Generic[T]):
+    """Base of every cassette kind. Subclasses set ``kind`` and may override
+    ``encode``/``decode``/``usage``; they get modes, locking and the journal for free."""
+
+    kind: ClassVar[str] = "generic"
+
+    def __init__(
+        self,
+        name: str,
+        request: Any,
+        *,
+        mode: str | Mode | None = None,
+        fixtures_dir: str | Path | None = None,
+    ) -> None:
+        self._name = name
+        self._request = request
+        self._mode_option = mode
+        self._dir_option = fixtures_dir
+        self._entered_async = False
+        self._settings: Settings | None = None
+        #: True once ``play`` answered from an existing fixture.
+        self.replayed = False
+        #: True once ``play`` called the API and wrote the fixture.
+        self.recorded = False
+
+    # -- the fixture -------------------------------------------------------------
+
+    @property
+    def settings(self) -> Settings:
+        if self._settings is None:
+            self._settings = load_settings(mode=self._mode_option, fixtures_dir=self._dir_option)
+        return self._settings
+
+    @property
+    def path(self) -> Path:
+        """The fixture file this cassette reads or writes."""
+        return self.settings.fixtures_dir / self._name
+
+    @property
+    def active(self) -> bool:
+        """Whether ``play`` records/replays (True) or just calls ``fn`` (False)."""
+        if self.settings.mode is Mode.OFF:
+            return False
+        return self._mode_option is not None or is_active(self.settings)
+
+    # -- context manager protocol -------------------------------------------------
+
+    def __enter__(self: Self) -> Self:
+        self._settings = None  # read the environment as it is now
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        return None
+
+    async def __aenter__(self: Self) -> Self:
+        self._settings = None
+        self._entered_async = True
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        return None
+
+    # -- playing ------------------------------------------------------------------
+
+    def play(self, fn: Callable[[], Any]) -> Any:
+        """Return ``fn()``'s result, recorded or replayed.
+
+        Under ``async with``, or when ``fn`` is a coroutine function, this returns
+        an awaitable instead: ``await c.play(async_fn)``.
+        """
+        if self._entered_async or inspect.iscoroutinefunction(fn):
+            return self._play_async(fn)
+        if not self.active:
+            _journal.note(_journal.Event.PASSED_THROUGH, None)
+            return fn()
+        try:
+            outcome = fetch(
+                self.path, self.settings, lambda: self._record(fn()), self._secrets, self._request
+            )
+        except FixtureMissingError:
+            _journal.note(_journal.Event.MISSING, self.path)
+            raise
+        return self._finish(outcome)
+
+    async def _play_async(self, fn: Callable[[], Any]) -> Any:
+        if not self.active:
+            _journal.note(_journal.Event.PASSED_THROUGH, None)
+            return await _maybe_await(fn())
+
+        async def record() -> Document | None:
+            return self._record(await _maybe_await(fn()))
+
+        try:
+            outcome = await afetch(self.path, self.settings, record, self._secrets, self._request)
+        except FixtureMissingError:
+            _journal.note(_journal.Event.MISSING, self.path)
+            raise
+        return self._finish(outcome)
+
+    def _record(self, result: Any) -> Document:
+        try:
+            response = dehydrate_json(self.encode(result))
+        except TypeError as exc:
+            raise FixtureValueError(
+                f"Cannot record {display_path(self.path)}: the result is not JSON-able "
+                f"({exc}). Return JSON values or SDK objects from the played function.",
+                self.path,
+            ) from None
+        return {
+            "kind": self.kind,
+            "request": self._request,
+            "response": response,
+            "usage": self.usage(result),
+        }
+
+    def _finish(self, outcome: Outcome | None) -> Any:
+        if outcome is None:  # only the HTTP transport's recorder declines to save
+            raise RuntimeError(f"{self!r}: the recorder saved nothing")
+        self.recorded = outcome.recorded
+        self.replayed = not outcome.recorded
+        from ._cost import add_usage
+
+        cost = add_usage(outcome.doc.get("usage") or [])
+        event = _journal.Event.RECORDED if outcome.recorded else _journal.Event.REPLAYED
+        _journal.note(event, self.path, cost)
+        return self.decode(hydrate_json(outcome.doc["response"]))
+
+    def _secrets(self) -> list[tuple[str, str]]:
+        return []
+
+    # -- what kinds override --------------------------------------------------------
+
+    def encode(self, result: Any) -> Any:
+        """The JSON value stored for a live result."""
+        return to_jsonable(result)
+
+    def decode(self, response: Any) -> Any:
+        """The value handed to the caller for a stored response (already hydrated)."""
+        return response
+
+    def usage(self, result: Any) -> list[dict[str, Any]]:
+        """(model, usage) entries that cost tracking adds on every play."""
+        return []
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {display_path(self.path)}>"
+
+
+async def _maybe_await(value: Any) -> Any:
+    if isinstance(value, Awaitable):
+        return await value
+    return value
+
+
+def fixture(
+    input: Any,
+    name: str,
+    *,
+    mode: str | Mode | None = None,
+    fixtures_dir: str | Path | None = None,
+) -> Recording[Any]:
+    """A generic content-addressed fixture for any JSON-able result.
+
+    ``with fixture({"q": 1}, "answer") as f: value = f.play(compute)`` stores
+    ``fixtures/answer-<12 hex>.json``; the hash covers the dehydrated ``input``.
+    """
+    request = dehydrate_json(to_jsonable(input))
+    return Recording(fixture_name(input, name), request, mode=mode, fixtures_dir=fixtures_dir)

@@ -1,0 +1,153 @@
+"""The one place that reads vcr_kit's environment variables.
+
+``.env`` is loaded once per process with python-dotenv (it never overrides a
+variable that is already set); the environment itself is read on every call,
+because tests change it between cases and a cassette must see the change.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Final
+
+from .errors import ConfigError
+
+__all__ = ["Mode", "Settings", "activated", "is_active", "load_settings"]
+
+
+class Mode(str, Enum):
+    """What a cassette does on a hit and on a miss."""
+
+    AUTO = "auto"  # hit: replay; miss: record
+    REPLAY = "replay"  # hit: replay; miss: FixtureMissingError
+    RECORD = "record"  # always call the API and overwrite
+    OFF = "off"  # pass through, touch no file
+
+    def __str__(self) -> str:
+        return self.value
+
+
+_FALSE_WORDS: Final = frozenset({"", "0", "false", "no", "off"})
+_PROJECT_MARKERS: Final = ("setup.cfg", "pyproject.toml", "setup.py", "tox.ini", ".git")
+DEFAULT_LOCK_TIMEOUT: Final = 600.0
+
+_dotenv_loaded: list[bool] = []  # a one-shot flag without a `global` statement
+# Set while a VCRTestCase test (or the pytest plugin) runs: vcr_kit is active there.
+_activation: contextvars.ContextVar[bool] = contextvars.ContextVar("vcr_kit_active", default=False)
+
+
+def truthy(value: str | None) -> bool:
+    """``CI=true``, ``CI=1`` and ``CI=yes`` are on; unset, empty, ``0`` and ``false`` are off."""
+    return value is not None and value.strip().lower() not in _FALSE_WORDS
+
+
+def load_dotenv_once() -> None:
+    if _dotenv_loaded:
+        return
+    _dotenv_loaded.append(True)
+    from dotenv import find_dotenv, load_dotenv
+
+    path = find_dotenv(usecwd=True)
+    if path:
+        load_dotenv(path, override=False)
+
+
+def parse_mode(value: str | Mode, source: str) -> Mode:
+    if isinstance(value, Mode):
+        return value
+    try:
+        return Mode(value.strip().lower())
+    except ValueError:
+        valid = ", ".join(m.value for m in Mode)
+        raise ConfigError(
+            f"{source}={value!r} is not a mode vcr_kit knows; use one of: {valid}."
+        ) from None
+
+
+def project_root(start: Path | None = None) -> Path:
+    """The nearest folder, from the cwd upwards, that looks like a project root."""
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if any((folder / marker).exists() for marker in _PROJECT_MARKERS):
+            return folder
+    return here
+
+
+@dataclass(frozen=True)
+class Settings:
+    mode: Mode
+    fixtures_dir: Path
+    #: vcr_kit was switched on from the environment (VCR_MODE or FORCE_VCR).
+    forced: bool
+    #: CI is set and VCR_RECORD is not: a miss must fail, never record.
+    ci_locked: bool
+    lock_timeout: float
+    report: bool
+
+
+def load_settings(
+    *, mode: str | Mode | None = None, fixtures_dir: str | os.PathLike[str] | None = None
+) -> Settings:
+    """Resolve the settings of one cassette.
+
+    Precedence for the mode: ``VCR_MODE`` (so a user can re-record a whole suite
+    with ``VCR_MODE=record``), then the ``mode`` option, then the default: replay
+    where ``CI`` is set and ``VCR_RECORD`` is not, auto elsewhere.
+    """
+    load_dotenv_once()
+    env = os.environ
+    ci_locked = truthy(env.get("CI")) and not truthy(env.get("VCR_RECORD"))
+    env_mode = env.get("VCR_MODE")
+    if env_mode:
+        resolved = parse_mode(env_mode, "VCR_MODE")
+    elif mode is not None:
+        resolved = parse_mode(mode, "mode")
+    else:
+        resolved = Mode.REPLAY if ci_locked else Mode.AUTO
+
+    folder = env.get("VCR_FIXTURES_DIR") if fixtures_dir is None else os.fspath(fixtures_dir)
+    root = Path(folder) if folder else project_root() / "fixtures"
+    if not root.is_absolute():
+        root = Path.cwd() / root
+
+    timeout_text = env.get("VCR_LOCK_TIMEOUT")
+    try:
+        lock_timeout = float(timeout_text) if timeout_text else DEFAULT_LOCK_TIMEOUT
+    except ValueError:
+        raise ConfigError(
+            f"VCR_LOCK_TIMEOUT={timeout_text!r} is not a number of seconds."
+        ) from None
+    return Settings(
+        mode=resolved,
+        fixtures_dir=root,
+        forced=bool(env_mode) or truthy(env.get("FORCE_VCR")),
+        ci_locked=ci_locked,
+        lock_timeout=lock_timeout,
+        report=truthy(env.get("VCR_REPORT", "1")),
+    )
+
+
+def is_active(settings: Settings | None = None) -> bool:
+    """vcr_kit records and replays inside tests, or anywhere when forced on."""
+    if _activation.get():
+        return True
+    if settings is None:
+        load_dotenv_once()
+        return bool(os.environ.get("VCR_MODE")) or truthy(os.environ.get("FORCE_VCR"))
+    return settings.forced
+
+
+@contextmanager
+def activated() -> Iterator[None]:
+    """Mark the current context (a test) as one where vcr_kit is active."""
+    token = _activation.set(True)
+    try:
+        yield
+    finally:
+        _activation.reset(token)

@@ -1,0 +1,209 @@
+"""Session cost: every response, live or replayed, adds its usage and USD cost.
+
+Replays count exactly as live calls do (the original's
+``addCachedCostToTotalSessionCost``), so code that tracks spend can be tested
+offline. An unknown model counts its tokens and warns once; it never fails.
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ._prices import PRICES, Price, base_model_id
+
+__all__ = [
+    "ModelCost",
+    "SessionCost",
+    "UnknownModelPriceWarning",
+    "add_usage",
+    "cost_of",
+    "price_for",
+    "reset_session_cost",
+    "session_cost",
+    "set_price",
+    "usage_entries",
+]
+
+
+class UnknownModelPriceWarning(UserWarning):
+    """A response named a model (or a rate) that the price table does not have."""
+
+
+@dataclass(frozen=True)
+class ModelCost:
+    """Tokens by kind and USD for one model (or, in ``SessionCost``, for all)."""
+
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_write_5m_tokens: int = 0
+    cache_write_1h_tokens: int = 0
+    cache_read_tokens: int = 0
+    usd: float = 0.0
+
+    @property
+    def cache_write_tokens(self) -> int:
+        return self.cache_write_5m_tokens + self.cache_write_1h_tokens
+
+    def __add__(self, other: ModelCost) -> ModelCost:
+        return ModelCost(
+            *(getattr(self, f) + getattr(other, f) for f in _FIELDS)
+        )
+
+
+_FIELDS = (
+    "calls",
+    "input_tokens",
+    "output_tokens",
+    "cache_write_5m_tokens",
+    "cache_write_1h_tokens",
+    "cache_read_tokens",
+    "usd",
+)
+
+
+@dataclass(frozen=True)
+class SessionCost(ModelCost):
+    by_model: Mapping[str, ModelCost] = field(default_factory=dict)
+
+
+_lock = threading.Lock()
+_by_model: dict[str, ModelCost] = {}
+_overrides: dict[str, Price] = {}
+_warned: set[str] = set()
+
+
+def set_price(model: str, price: Price) -> None:
+    """Add or override the price of a model id (dated ids resolve to their base id)."""
+    with _lock:
+        _overrides[base_model_id(model)] = price
+
+
+def price_for(model: str) -> Price | None:
+    base = base_model_id(model)
+    return _overrides.get(base) or PRICES.get(base)
+
+
+def _int(usage: Mapping[str, Any], key: str) -> int:
+    value = usage.get(key)
+    return value if isinstance(value, int) else 0
+
+
+def tokens_of(usage: Mapping[str, Any]) -> ModelCost:
+    """Split a wire ``usage`` object into token counts (cost not yet applied)."""
+    written = _int(usage, "cache_creation_input_tokens")
+    split = usage.get("cache_creation")
+    if isinstance(split, Mapping) and split:
+        write_5m = _int(split, "ephemeral_5m_input_tokens")
+        write_1h = _int(split, "ephemeral_1h_input_tokens")
+    else:  # no split reported: the API's default cache lifetime is 5 minutes
+        write_5m, write_1h = written, 0
+    return ModelCost(
+        calls=1,
+        input_tokens=_int(usage, "input_tokens"),
+        output_tokens=_int(usage, "output_tokens"),
+        cache_write_5m_tokens=write_5m,
+        cache_write_1h_tokens=write_1h,
+        cache_read_tokens=_int(usage, "cache_read_input_tokens"),
+    )
+
+
+def _warn_once(key: str, message: str) -> None:
+    if key in _warned:
+        return
+    _warned.add(key)
+    warnings.warn(message, UnknownModelPriceWarning, stacklevel=4)
+
+
+def cost_of(model: str, usage: Mapping[str, Any]) -> ModelCost:
+    """Tokens and USD of one response's usage."""
+    tokens = tokens_of(usage)
+    price = price_for(model)
+    if price is None:
+        _warn_once(
+            model,
+            f"vcr_kit: no price for model {model!r}; its tokens are counted, its cost is 0. "
+            "Add one with vcr_kit.set_price().",
+        )
+        return tokens
+    prompt = tokens.input_tokens + tokens.cache_write_tokens + tokens.cache_read_tokens
+    threshold = price.long_context_threshold
+    if price.long_context is not None and threshold is not None and prompt > threshold:
+        price = price.long_context
+    usd = tokens.input_tokens * price.input + tokens.output_tokens * price.output
+    for count, rate, label in (
+        (tokens.cache_write_5m_tokens, price.cache_write_5m, "5-minute cache writes"),
+        (tokens.cache_write_1h_tokens, price.cache_write_1h, "1-hour cache writes"),
+        (tokens.cache_read_tokens, price.cache_read, "cache reads"),
+    ):
+        if not count:
+            continue
+        if rate is None:
+            _warn_once(
+                f"{model}:{label}",
+                f"vcr_kit: no confirmed price for {label} of {model!r}; counted at 0.",
+            )
+            continue
+        usd += count * rate
+    return replace(tokens, usd=usd / 1_000_000)
+
+
+def add_usage(entries: Iterable[Mapping[str, Any]]) -> float:
+    """Add ``{"model": ..., "usage": {...}}`` entries to the session; return their USD."""
+    total = 0.0
+    for entry in entries:
+        model = str(entry.get("model") or "unknown")
+        usage = entry.get("usage")
+        if not isinstance(usage, Mapping):
+            continue
+        cost = cost_of(model, usage)
+        total += cost.usd
+        with _lock:
+            _by_model[model] = _by_model.get(model, ModelCost()) + cost
+    return total
+
+
+def session_cost() -> SessionCost:
+    """Tokens by kind, USD and a per-model breakdown of every response this session."""
+    with _lock:
+        by_model = dict(_by_model)
+    total = sum(by_model.values(), ModelCost())
+    return SessionCost(**{f: getattr(total, f) for f in _FIELDS}, by_model=by_model)
+
+
+def reset_session_cost() -> None:
+    with _lock:
+        _by_model.clear()
+
+
+def usage_entries(value: Any) -> list[dict[str, Any]]:
+    """The (model, usage) of every message in a wire JSON value.
+
+    A Message (``type: message``) counts once. A list of raw stream events counts
+    as the one message it assembles: ``message_start`` carries the model and the
+    input usage, ``message_delta`` the final output count.
+    """
+    if isinstance(value, dict):
+        if value.get("type") == "message" and isinstance(value.get("usage"), dict):
+            return [{"model": value.get("model"), "usage": value["usage"]}]
+        return []
+    if not isinstance(value, list):
+        return []
+    entries: list[dict[str, Any]] = []
+    current: dict[str, Any] | None = None
+    for item in value:
+        kind = item.get("type") if isinstance(item, dict) else None
+        if kind == "message_start" and isinstance(item.get("message"), dict):
+            message = item["message"]
+            current = {"model": message.get("model"), "usage": dict(message.get("usage") or {})}
+            entries.append(current)
+        elif kind == "message_delta" and current is not None:
+            delta_usage = item.get("usage") or {}
+            current["usage"].update({k: v for k, v in delta_usage.items() if v is not None})
+        else:
+            entries.extend(usage_entries(item))
+    return entries

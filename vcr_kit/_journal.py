@@ -1,0 +1,78 @@
+"""What happened to each fixture this process touched: replayed, recorded or missing.
+
+The unittest mixin opens a journal per test (for its assertion helpers) and the
+run summary reads the process-wide totals. Both are fed from one function,
+``note``, called by every cassette kind and by the transparent client.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+
+
+class Event(str, Enum):
+    REPLAYED = "replayed"
+    RECORDED = "recorded"
+    MISSING = "missing"
+    PASSED_THROUGH = "passed through"
+
+
+@dataclass(frozen=True)
+class Entry:
+    event: Event
+    path: Path | None
+    cost_usd: float = 0.0
+
+
+@dataclass
+class Journal:
+    entries: list[Entry] = field(default_factory=list)
+
+    def paths(self, event: Event) -> list[Path]:
+        return [e.path for e in self.entries if e.event is event and e.path is not None]
+
+    def count(self, event: Event) -> int:
+        return sum(1 for e in self.entries if e.event is event)
+
+
+_lock = threading.Lock()
+_totals: Counter[Event] = Counter()
+_replayed_cost = [0.0]
+_fixture_dirs: set[Path] = set()
+_open_journals: list[Journal] = []
+
+
+def note(event: Event, path: Path | None, cost_usd: float = 0.0) -> None:
+    entry = Entry(event, path, cost_usd)
+    with _lock:
+        _totals[event] += 1
+        if event is Event.REPLAYED:
+            _replayed_cost[0] += cost_usd
+        if path is not None:
+            _fixture_dirs.add(path.parent)
+        for journal in _open_journals:
+            journal.entries.append(entry)
+
+
+@contextmanager
+def journal() -> Iterator[Journal]:
+    """Collect the entries noted while the block runs (one test)."""
+    current = Journal()
+    with _lock:
+        _open_journals.append(current)
+    try:
+        yield current
+    finally:
+        with _lock:
+            _open_journals.remove(current)
+
+
+def totals() -> tuple[Counter[Event], float, set[Path]]:
+    with _lock:
+        return Counter(_totals), _replayed_cost[0], set(_fixture_dirs)

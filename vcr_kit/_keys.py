@@ -1,0 +1,119 @@
+"""Fixture names: content hashes of the dehydrated request, never of time or place.
+
+Pure functions on JSON values and strings. Every name is checked by
+``validate_name`` so that no input, however odd, can make vcr_kit write outside
+the fixtures folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable
+from typing import Any, Final
+
+from .dehydrate import dehydrate, dehydrate_json, normalize_for_token_count
+from .errors import ConfigError
+
+#: File names (with ".json") never exceed this, whatever the conversation length;
+#: well under the 255 bytes that common file systems allow.
+MAX_NAME_LENGTH: Final = 200
+_JSON_SUFFIX: Final = ".json"
+_MESSAGE_HASH_LENGTH: Final = 6
+_FIXTURE_HASH_LENGTH: Final = 12
+#: A conversation longer than this keeps its first hashes readable and folds the
+#: rest into one hash, so the name shows where two conversations part.
+_MAX_MESSAGE_HASHES: Final = 24
+_NAME_RE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def canonical_json(value: Any) -> bytes:
+    """Sorted keys, no insignificant whitespace, UTF-8: the same bytes on every machine."""
+    try:
+        text = json.dumps(
+            value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        )
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"not JSON-able: {exc}") from exc
+    return text.encode("utf-8")
+
+
+def sha1_hex(data: bytes) -> str:
+    return hashlib.sha1(data, usedforsecurity=False).hexdigest()
+
+
+def validate_name(name: str) -> str:
+    """Refuse a fixture name that could leave the folder or that a file system refuses."""
+    bare = name.removesuffix(_JSON_SUFFIX)
+    if not _NAME_RE.fullmatch(bare) or ".." in bare:
+        raise ConfigError(
+            f"Invalid fixture name {name!r}: use letters, digits, '.', '_' and '-' only "
+            "(no path separators, no '..', not starting with '.' or '-')."
+        )
+    if len(bare) + len(_JSON_SUFFIX) > MAX_NAME_LENGTH:
+        raise ConfigError(
+            f"Invalid fixture name {name[:40]!r}...: {len(bare) + len(_JSON_SUFFIX)} characters, "
+            f"at most {MAX_NAME_LENGTH} are allowed."
+        )
+    return bare + _JSON_SUFFIX
+
+
+def message_content(message: Any) -> Any:
+    """The content of a message given as a dict or as an SDK object."""
+    if isinstance(message, dict):
+        return message.get("content")
+    content = getattr(message, "content", None)
+    if content is None and hasattr(message, "to_dict"):
+        return message.to_dict().get("content")
+    return content
+
+
+def content_hash(content: Any) -> str:
+    """First 6 hex of the SHA1 of one message's dehydrated content (the original scheme)."""
+    from ._jsonable import to_jsonable  # late: _jsonable imports the SDK lazily
+
+    if isinstance(content, str):
+        data = dehydrate(content).encode("utf-8")
+    else:
+        data = canonical_json(dehydrate_json(to_jsonable(content)))
+    return sha1_hex(data)[:_MESSAGE_HASH_LENGTH]
+
+
+def fold_hashes(hashes: list[str]) -> str:
+    """Join per-message hashes; a long tail is folded into one 12-hex hash."""
+    if len(hashes) <= _MAX_MESSAGE_HASHES:
+        return "-".join(hashes) or "empty"
+    head, tail = hashes[: _MAX_MESSAGE_HASHES - 1], hashes[_MAX_MESSAGE_HASHES - 1 :]
+    folded = "n" + str(len(hashes)) + "x" + sha1_hex("-".join(tail).encode())[:_FIXTURE_HASH_LENGTH]
+    return "-".join([*head, folded])
+
+
+def cassette_name(messages: Iterable[Any]) -> str:
+    """``<h1>-<h2>-...-<hN>.json``: one 6-hex hash per message content; role not included."""
+    return validate_name(fold_hashes([content_hash(message_content(m)) for m in messages]))
+
+
+def fixture_name(value: Any, name: str) -> str:
+    """``<name>-<12 hex>.json`` for the generic ``fixture(input, name)``."""
+    from ._jsonable import to_jsonable
+
+    digest = sha1_hex(canonical_json(dehydrate_json(to_jsonable(value))))[:_FIXTURE_HASH_LENGTH]
+    return validate_name(f"{name}-{digest}")
+
+
+def token_count_name(messages: Any, tools: Any) -> str:
+    """``token-count-<12 hex>.json``, keyed with the deeper token-count normalisation."""
+    from ._jsonable import to_jsonable
+
+    request = to_jsonable({"messages": messages, "tools": tools})
+    text = canonical_json(request).decode("utf-8")
+    digest = sha1_hex(normalize_for_token_count(text).encode("utf-8"))[:_FIXTURE_HASH_LENGTH]
+    return validate_name(f"token-count-{digest}")
+
+
+def http_name(method: str, path: str, key: Any) -> str:
+    """``<method>-<path slug>-<12 hex>.json`` for a request seen by the transparent client."""
+    slug = re.sub(r"[^a-z0-9]+", "-", f"{method}-{path}".lower()).strip("-")[:80]
+    digest = sha1_hex(canonical_json(key))[:_FIXTURE_HASH_LENGTH]
+    return validate_name(f"{slug}-{digest}")

@@ -1,0 +1,279 @@
+"""Fixture files on disk: read, atomic write, per-fixture lock, single flight.
+
+A fixture is one pretty-printed JSON object with sorted keys, so re-recording an
+unchanged answer rewrites the same bytes and a review diff is readable. Writes go
+to a temp file in the same folder, are fsynced, then ``os.replace``d over the
+target: a crash at any instant leaves the old file or the new one, never a torn
+one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, TypeVar
+
+from filelock import FileLock, Timeout
+
+from ._config import Mode, Settings
+from ._secrets import scan_for_secrets
+from .errors import (
+    FixtureCorruptError,
+    FixtureMissingError,
+    FixtureWriteError,
+    LockTimeoutError,
+)
+
+FORMAT_VERSION: Final = 1
+FORMAT_KEY: Final = "vcr_kit_format"
+LOCK_FOLDER: Final = ".locks"
+_ASYNC_LOCK_POLL: Final = 0.02
+
+T = TypeVar("T")
+Document = dict[str, Any]
+
+
+def display_path(path: Path) -> str:
+    """The path as the user would type it: relative to the cwd when it is below it."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def missing_message(path: Path, hint: str = "") -> str:
+    message = (
+        f"Fixture missing: {display_path(path)}. "
+        "Re-run the tests with VCR_RECORD=1, then commit the result."
+    )
+    return f"{message}\n{hint}" if hint else message
+
+
+def read_document(path: Path) -> Document | None:
+    """The fixture at ``path``, or None if there is none. Never returns a torn file."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise FixtureCorruptError(
+            f"Fixture {display_path(path)} is a folder, not a file. Remove it.", path
+        ) from None
+    return parse_document(data, path)
+
+
+def parse_document(data: bytes, path: Path) -> Document:
+    where = display_path(path)
+    advice = "Delete it, or re-record it with VCR_MODE=record."
+    if not data.strip():
+        raise FixtureCorruptError(f"Fixture {where} is empty. {advice}", path)
+    try:
+        doc = json.loads(data)
+    except UnicodeDecodeError as exc:
+        raise FixtureCorruptError(
+            f"Fixture {where} is not UTF-8 (byte {exc.start}). {advice}", path
+        ) from None
+    except json.JSONDecodeError as exc:
+        raise FixtureCorruptError(
+            f"Fixture {where} is not valid JSON: {exc.msg} at line {exc.lineno} "
+            f"column {exc.colno} (char {exc.pos}). {advice}",
+            path,
+        ) from None
+    if not isinstance(doc, dict) or not isinstance(doc.get(FORMAT_KEY), int):
+        raise FixtureCorruptError(
+            f"Fixture {where} is not a vcr_kit fixture (no {FORMAT_KEY!r} field). {advice}", path
+        )
+    if doc[FORMAT_KEY] > FORMAT_VERSION:
+        raise FixtureCorruptError(
+            f"Fixture {where} has format {doc[FORMAT_KEY]}, newer than this vcr_kit reads "
+            f"({FORMAT_VERSION}). Upgrade vcr_kit.",
+            path,
+        )
+    return doc
+
+
+def serialize_document(doc: Document) -> bytes:
+    text = json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
+    return (text + "\n").encode("utf-8")
+
+
+def write_document(path: Path, doc: Document, secrets: Iterable[tuple[str, str]] = ()) -> None:
+    """Write atomically after a secret scan; on any failure no file is changed."""
+    doc = {FORMAT_KEY: FORMAT_VERSION, **doc}
+    data = serialize_document(doc)
+    scan_for_secrets(data, path, secrets)
+    folder = path.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, temp_name = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise FixtureWriteError(
+            f"Cannot write fixture {display_path(path)}: {exc.strerror or exc} "
+            f"({display_path(folder)}). Make the folder writable or set VCR_FIXTURES_DIR.",
+            path,
+        ) from None
+    try:
+        os.chmod(temp_name, 0o644)  # mkstemp makes 0600; a fixture is shared, committed data
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp_name, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp_name)
+        raise
+    _fsync_folder(folder)
+
+
+def _fsync_folder(folder: Path) -> None:
+    # Makes the rename itself durable; not possible on Windows, where it is not needed.
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def lock_for(path: Path) -> FileLock:
+    """The per-fixture lock. Its file lives in ``.locks/`` beside the fixtures and is
+    left in place on release (deleting it would race a process that just opened it)."""
+    folder = path.parent / LOCK_FOLDER
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        ignore = folder / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("*\n", encoding="utf-8")
+    except OSError as exc:
+        raise FixtureWriteError(
+            f"Cannot create the lock folder {display_path(folder)}: {exc.strerror or exc}. "
+            "Make the fixtures folder writable or set VCR_FIXTURES_DIR.",
+            path,
+        ) from None
+    # thread_local=False: an async task may acquire in one thread and release in another.
+    return FileLock(str(folder / (path.name + ".lock")), thread_local=False)
+
+
+def _timeout_error(path: Path, timeout: float) -> LockTimeoutError:
+    return LockTimeoutError(
+        f"Timed out after {timeout:g} s waiting for the lock of {display_path(path)}: another "
+        "process is recording it. Raise VCR_LOCK_TIMEOUT, or delete a stale "
+        f"{display_path(path.parent / LOCK_FOLDER)} entry if no process is recording.",
+        path,
+    )
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a lookup gave: the fixture document and whether it was just recorded."""
+
+    doc: Document
+    recorded: bool
+
+
+#: A recorder calls the API and returns the document to save, or None when the
+#: answer must not be saved (a transient failure the SDK will retry).
+Recorder = Callable[[], Document | None]
+AsyncRecorder = Callable[[], Awaitable[Document | None]]
+
+
+def _lookup(path: Path, settings: Settings, request: Any) -> Document | None:
+    if settings.mode is Mode.RECORD:
+        return None
+    doc = read_document(path)
+    if doc is None and settings.mode is Mode.REPLAY:
+        raise FixtureMissingError(missing_message(path, near_miss_hint(path, request)), path)
+    return doc
+
+
+def _save(path: Path, doc: Document | None, secrets: Iterable[tuple[str, str]]) -> Outcome | None:
+    if doc is None:
+        return None
+    write_document(path, doc, secrets)
+    return Outcome({FORMAT_KEY: FORMAT_VERSION, **doc}, recorded=True)
+
+
+def fetch(
+    path: Path,
+    settings: Settings,
+    record: Recorder,
+    secrets: Callable[[], Iterable[tuple[str, str]]] = tuple,
+    request: Any = None,
+) -> Outcome | None:
+    """Replay the fixture at ``path`` or record it, once across processes and threads.
+
+    On a miss the per-fixture lock is taken and the file looked up again: a worker
+    that waited while another recorded reads that recording instead of calling the
+    API a second time (single flight). Returns None when the recorder declined to
+    save (its live answer is then the caller's to use).
+    """
+    doc = _lookup(path, settings, request)
+    if doc is not None:
+        return Outcome(doc, recorded=False)
+    lock = lock_for(path)
+    try:
+        lock.acquire(timeout=settings.lock_timeout)
+    except Timeout:
+        raise _timeout_error(path, settings.lock_timeout) from None
+    try:
+        if settings.mode is Mode.AUTO:
+            doc = read_document(path)
+            if doc is not None:
+                return Outcome(doc, recorded=False)
+        return _save(path, record(), secrets())
+    finally:
+        lock.release()
+
+
+async def afetch(
+    path: Path,
+    settings: Settings,
+    record: AsyncRecorder,
+    secrets: Callable[[], Iterable[tuple[str, str]]] = tuple,
+    request: Any = None,
+) -> Outcome | None:
+    """``fetch`` for async callers: waits for the lock without blocking the event loop."""
+    import anyio  # the SDK's own async layer: works under asyncio and trio alike
+
+    doc = _lookup(path, settings, request)
+    if doc is not None:
+        return Outcome(doc, recorded=False)
+    lock = lock_for(path)
+    waited = 0.0
+    while True:
+        try:
+            lock.acquire(timeout=0)
+            break
+        except Timeout:
+            if waited >= settings.lock_timeout:
+                raise _timeout_error(path, settings.lock_timeout) from None
+            await anyio.sleep(_ASYNC_LOCK_POLL)
+            waited += _ASYNC_LOCK_POLL
+    try:
+        if settings.mode is Mode.AUTO:
+            doc = read_document(path)
+            if doc is not None:
+                return Outcome(doc, recorded=False)
+        return _save(path, await record(), secrets())
+    finally:
+        lock.release()
+
+
+def near_miss_hint(path: Path, request: Any) -> str:
+    """Point at the recorded fixture nearest to a missing one (same conversation prefix)."""
+    from ._nearmiss import describe_near_miss
+
+    try:
+        return describe_near_miss(path, request)
+    except Exception:  # a hint must never hide the real error
+        return ""
