@@ -5,7 +5,16 @@ from __future__ import annotations
 from ._cassette import Recording, fixture
 from ._config import Mode
 from ._cost import ModelCost, SessionCost, reset_session_cost, session_cost, set_price
+from ._kinds import (
+    MessageCassette,
+    StreamingCassette,
+    TokenCountCassette,
+    cassette,
+    streaming_cassette,
+    token_count_cassette,
+)
 from ._prices import Price
+from ._transport import VCRTransport, async_client, client
 from .errors import (
     ConfigError,
     FixtureCorruptError,
@@ -26,16 +35,25 @@ __all__ = [
     "FixtureValueError",
     "FixtureWriteError",
     "LockTimeoutError",
+    "MessageCassette",
     "Mode",
     "ModelCost",
     "Price",
     "Recording",
     "SecretLeakError",
     "SessionCost",
+    "StreamingCassette",
+    "TokenCountCassette",
     "VCRError",
+    "VCRTransport",
     "__version__",
+    "async_client",
+    "cassette",
+    "client",
     "fixture",
     "reset_session_cost",
     "session_cost",
     "set_price",
+    "streaming_cassette",
+    "token_count_cassette",
 ]

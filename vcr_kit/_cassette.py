@@ -106,27 +106,39 @@ class Recording(Generic[T]):
         Under ``async with``, or when ``fn`` is a coroutine function, this returns
         an awaitable instead: ``await c.play(async_fn)``.
         """
-        if self._entered_async or inspect.iscoroutinefunction(fn):
+        if self._is_async(fn):
             return self._play_async(fn)
         if not self.active:
             _journal.note(_journal.Event.PASSED_THROUGH, None)
             return fn()
+        return self._replay_or_record(fn)
+
+    async def _play_async(self, fn: Callable[[], Any]) -> Any:
+        if not self.active:
+            _journal.note(_journal.Event.PASSED_THROUGH, None)
+            return await _maybe_await(fn())
+        return await self._areplay_or_record(fn)
+
+    def _is_async(self, fn: Callable[[], Any]) -> bool:
+        return self._entered_async or inspect.iscoroutinefunction(fn)
+
+    def _replay_or_record(self, fn: Callable[[], Any]) -> Any:
         try:
             outcome = fetch(
-                self.path, self.settings, lambda: self._record(fn()), self._secrets, self._request
+                self.path, self.settings, lambda: self._capture(fn), self._secrets, self._request
             )
         except FixtureMissingError:
             _journal.note(_journal.Event.MISSING, self.path)
             raise
         return self._finish(outcome)
 
-    async def _play_async(self, fn: Callable[[], Any]) -> Any:
-        if not self.active:
-            _journal.note(_journal.Event.PASSED_THROUGH, None)
-            return await _maybe_await(fn())
-
+    async def _areplay_or_record(self, fn: Callable[[], Any]) -> Any:
         async def record() -> Document | None:
-            return self._record(await _maybe_await(fn()))
+            try:
+                result = await self.acollect(fn)
+            except Exception as exc:
+                return self._error_document(exc)
+            return self._document(result)
 
         try:
             outcome = await afetch(self.path, self.settings, record, self._secrets, self._request)
@@ -135,20 +147,37 @@ class Recording(Generic[T]):
             raise
         return self._finish(outcome)
 
-    def _record(self, result: Any) -> Document:
+    def _capture(self, fn: Callable[[], Any]) -> Document:
         try:
-            response = dehydrate_json(self.encode(result))
-        except TypeError as exc:
+            result = self.collect(fn)
+        except Exception as exc:
+            return self._error_document(exc)
+        return self._document(result)
+
+    def _error_document(self, exc: Exception) -> Document:
+        stored = self.encode_error(exc)
+        if stored is None:  # not an answer worth keeping (transient, or not an API error)
+            raise exc
+        return self._wrap(stored)
+
+    def _document(self, result: Any) -> Document:
+        try:
+            response = self.encode(result)
+        except (TypeError, ValueError) as exc:
             raise FixtureValueError(
                 f"Cannot record {display_path(self.path)}: the result is not JSON-able "
                 f"({exc}). Return JSON values or SDK objects from the played function.",
                 self.path,
             ) from None
+        return self._wrap(response)
+
+    def _wrap(self, response: Any) -> Document:
+        response = dehydrate_json(response)
         return {
             "kind": self.kind,
             "request": self._request,
             "response": response,
-            "usage": self.usage(result),
+            "usage": self.usage(response),
         }
 
     def _finish(self, outcome: Outcome | None) -> Any:
@@ -168,15 +197,26 @@ class Recording(Generic[T]):
 
     # -- what kinds override --------------------------------------------------------
 
+    def collect(self, fn: Callable[[], Any]) -> Any:
+        """Call the API (``fn``) and return the result to record."""
+        return fn()
+
+    async def acollect(self, fn: Callable[[], Any]) -> Any:
+        return await _maybe_await(fn())
+
     def encode(self, result: Any) -> Any:
         """The JSON value stored for a live result."""
         return to_jsonable(result)
+
+    def encode_error(self, exc: Exception) -> Any:
+        """The JSON stored for an error ``fn`` raised, or None to let it propagate unsaved."""
+        return None
 
     def decode(self, response: Any) -> Any:
         """The value handed to the caller for a stored response (already hydrated)."""
         return response
 
-    def usage(self, result: Any) -> list[dict[str, Any]]:
+    def usage(self, response: Any) -> list[dict[str, Any]]:
         """(model, usage) entries that cost tracking adds on every play."""
         return []
 

@@ -50,9 +50,7 @@ class ModelCost:
         return self.cache_write_5m_tokens + self.cache_write_1h_tokens
 
     def __add__(self, other: ModelCost) -> ModelCost:
-        return ModelCost(
-            *(getattr(self, f) + getattr(other, f) for f in _FIELDS)
-        )
+        return ModelCost(*(getattr(self, f) + getattr(other, f) for f in _FIELDS))
 
 
 _FIELDS = (

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable
 from typing import Any, Final
 
-from .dehydrate import dehydrate, dehydrate_json, normalize_for_token_count
+from .dehydrate import dehydrate, dehydrate_json, map_strings, normalize_for_token_count
 from .errors import ConfigError
 
 #: File names (with ".json") never exceed this, whatever the conversation length;
@@ -106,9 +106,13 @@ def token_count_name(messages: Any, tools: Any) -> str:
     """``token-count-<12 hex>.json``, keyed with the deeper token-count normalisation."""
     from ._jsonable import to_jsonable
 
-    request = to_jsonable({"messages": messages, "tools": tools})
-    text = canonical_json(request).decode("utf-8")
-    digest = sha1_hex(normalize_for_token_count(text).encode("utf-8"))[:_FIXTURE_HASH_LENGTH]
+    # Each string is normalised on its own, as dehydrate_json does: run over the whole
+    # JSON text, "Available commands:.+" would eat every later message and tool, and
+    # "Files modified by user:" would replace the whole request.
+    request = map_strings(
+        to_jsonable({"messages": messages, "tools": tools}), normalize_for_token_count
+    )
+    digest = sha1_hex(canonical_json(request))[:_FIXTURE_HASH_LENGTH]
     return validate_name(f"token-count-{digest}")
 
 

@@ -1,6 +1,6 @@
 """Fixture files on disk: read, atomic write, per-fixture lock, single flight.
 
-A fixture is one pretty-printed JSON object with sorted keys, so re-recording an
+A fixture is one pretty-printed JSON object in a fixed key order, so re-recording an
 unchanged answer rewrites the same bytes and a review diff is readable. Writes go
 to a temp file in the same folder, are fsynced, then ``os.replace``d over the
 target: a crash at any instant leaves the old file or the new one, never a torn
@@ -98,7 +98,9 @@ def parse_document(data: bytes, path: Path) -> Document:
 
 
 def serialize_document(doc: Document) -> bytes:
-    text = json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
+    # Not sort_keys: the response keeps the wire order, which the SDK shows in error
+    # messages ("Error code: 400 - {...}"); vcr_kit's own keys are built in a fixed order.
+    text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False)
     return (text + "\n").encode("utf-8")
 
 

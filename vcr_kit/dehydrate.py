@@ -149,7 +149,10 @@ def _path_regex(path: str) -> re.Pattern[str] | None:
         if re.match(r"[A-Za-z]:", spelling):
             escaped = f"[{spelling[0].lower()}{spelling[0].upper()}]" + escaped[1:]
         alternatives.append(escaped)
-    return re.compile("(?:" + "|".join(alternatives) + r")(?![A-Za-z0-9_\-])")
+    # A drive letter right after the path starts another Windows path, so it is a
+    # boundary too: otherwise in `C:\pC:\p` only the second copy would be replaced,
+    # uncovering the first, and dehydrate would not be idempotent.
+    return re.compile("(?:" + "|".join(alternatives) + r")(?!(?![A-Za-z]:[\\/])[A-Za-z0-9_\-])")
 
 
 def config_home() -> str:

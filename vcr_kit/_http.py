@@ -1,0 +1,306 @@
+"""Record and replay at the HTTP layer: every endpoint, streaming included.
+
+One request becomes one fixture, named by method, path and the whole dehydrated
+JSON body (plus the ``anthropic-beta`` header, which changes what the API does);
+headers that vary by machine or SDK version are not part of the key, and the
+credentials are never stored. A JSON answer is stored parsed; an SSE answer as
+the list of its events, one object each; both are rebuilt into bytes on replay
+and parsed by the SDK itself, so replay goes through exactly the code a live
+answer goes through.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, Final
+
+import httpx2
+
+from . import _journal
+from ._config import Mode, Settings, load_settings
+from ._cost import add_usage, usage_entries
+from ._keys import http_name
+from ._sdk import (
+    RECORDED_REQUEST_ID,
+    fresh_request_id,
+    is_transient,
+    refresh_message_ids,
+    stabilize_ids,
+)
+from ._store import Document, Outcome, afetch, fetch
+from .dehydrate import dehydrate_json, hydrate_json
+from .errors import FixtureMissingError
+
+#: Response headers worth keeping; every other one is volatile or re-derived.
+_KEPT_HEADERS: Final = ("content-type", "request-id")
+#: Request headers that change what the API answers (and so belong in the key).
+_KEYED_HEADERS: Final = ("anthropic-beta",)
+_SSE: Final = "text/event-stream"
+#: SSE ``error`` events of these types are transient, like a 529 before the stream.
+_TRANSIENT_ERROR_TYPES: Final = frozenset({"overloaded_error", "api_error", "rate_limit_error"})
+
+LiveSend = Callable[[httpx2.Request], httpx2.Response]
+AsyncLiveSend = Callable[[httpx2.Request], Awaitable[httpx2.Response]]
+
+
+class _Declined(Exception):
+    """Internal: the live answer must reach the caller but not the disk."""
+
+    def __init__(self, response: httpx2.Response) -> None:
+        self.response = response
+
+
+def request_key(request: httpx2.Request) -> tuple[str, dict[str, Any]]:
+    """The fixture name and the stored (dehydrated) form of ``request``."""
+    body_bytes = request.content
+    body: Any
+    if not body_bytes:
+        body = None
+    else:
+        try:
+            body = dehydrate_json(json.loads(body_bytes))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            # Not JSON (a file upload): key on the bytes, store only their hash.
+            import hashlib
+
+            body = {"sha1": hashlib.sha1(body_bytes, usedforsecurity=False).hexdigest()}
+    stored: dict[str, Any] = {
+        "method": request.method,
+        "path": request.url.path,
+        "query": sorted(request.url.params.multi_items()),
+        "body": body,
+    }
+    for header in _KEYED_HEADERS:
+        if header in request.headers:
+            stored[header] = request.headers[header]
+    if not stored["query"]:
+        del stored["query"]
+    return http_name(request.method, request.url.path, stored), stored
+
+
+def credentials_in(request: httpx2.Request) -> list[tuple[str, str]]:
+    """The secrets this request carries, so a write can be refused if they leak."""
+    found = []
+    for header in ("x-api-key", "authorization", "api-key", "cookie"):
+        value = request.headers.get(header)
+        if value:
+            found.append((f"the {header} header", value.removeprefix("Bearer ").strip()))
+    return found
+
+
+# -- responses: live -> stored -> rebuilt -----------------------------------------------
+
+
+def parse_sse(text: str) -> list[dict[str, Any]]:
+    """SSE text as ``[{"event": name, "data": json}, ...]``, in order, nothing dropped."""
+    events: list[dict[str, Any]] = []
+    for block in text.replace("\r\n", "\n").split("\n\n"):
+        event: dict[str, Any] = {}
+        data_lines = []
+        for line in block.split("\n"):
+            if not line or line.startswith(":"):
+                continue
+            field, _, value = line.partition(":")
+            value = value.removeprefix(" ")
+            if field == "data":
+                data_lines.append(value)
+            elif field in ("event", "id", "retry"):
+                event[field] = value
+        if not event and not data_lines:
+            continue
+        data = "\n".join(data_lines)
+        try:
+            event["data"] = json.loads(data)
+        except json.JSONDecodeError:
+            event["data_text"] = data
+        events.append(event)
+    return events
+
+
+def render_sse(events: list[dict[str, Any]]) -> bytes:
+    parts = []
+    for event in events:
+        lines = [f"{field}: {event[field]}" for field in ("event", "id", "retry") if field in event]
+        if "data" in event:
+            data = json.dumps(event["data"], separators=(",", ":"), ensure_ascii=False)
+        else:
+            data = str(event.get("data_text", ""))
+        lines.extend(f"data: {line}" for line in data.split("\n"))
+        parts.append("\n".join(lines) + "\n\n")
+    return "".join(parts).encode("utf-8")
+
+
+def _stream_failed(events: list[dict[str, Any]]) -> bool:
+    for event in events:
+        data = event.get("data")
+        if event.get("event") == "error" and isinstance(data, dict):
+            error = data.get("error")
+            if isinstance(error, dict) and error.get("type") in _TRANSIENT_ERROR_TYPES:
+                return True
+    return False
+
+
+def store_response(response: httpx2.Response, seed: str) -> dict[str, Any] | None:
+    """The stored form of a live response (already read), or None if it is transient."""
+    if is_transient(response.status_code):
+        return None
+    content_type = response.headers.get("content-type", "")
+    stored: dict[str, Any] = {"status": response.status_code}
+    if content_type.startswith(_SSE):
+        events = parse_sse(response.text)
+        if _stream_failed(events):
+            return None
+        stored["events"] = stabilize_ids(events, seed)
+    elif "json" in content_type:
+        stored["body"] = stabilize_ids(json.loads(response.content or b"null"), seed)
+    else:
+        try:
+            stored["text"] = response.content.decode("utf-8")
+        except UnicodeDecodeError:
+            stored["base64"] = base64.b64encode(response.content).decode("ascii")
+    headers = {h: response.headers[h] for h in _KEPT_HEADERS if h in response.headers}
+    if response.is_success and "request-id" in headers:
+        # A success's request id differs on every call; an error's is what you would
+        # quote to Anthropic, and the caller's exception carries it: keep that one.
+        headers["request-id"] = RECORDED_REQUEST_ID
+    stored["headers"] = headers
+    dehydrated: dict[str, Any] = dehydrate_json(stored)
+    return dehydrated
+
+
+def rebuild_response(stored: dict[str, Any], request: httpx2.Request) -> httpx2.Response:
+    """A fresh ``httpx2.Response`` for a stored one: hydrated, new message ids."""
+    stored = hydrate_json(stored)
+    headers = dict(stored.get("headers") or {})
+    if headers.get("request-id") == RECORDED_REQUEST_ID:
+        headers["request-id"] = fresh_request_id()
+    if "events" in stored:
+        content = render_sse(refresh_message_ids(stored["events"]))
+    elif "body" in stored:
+        body = refresh_message_ids(stored["body"])
+        content = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    elif "base64" in stored:
+        content = base64.b64decode(stored["base64"])
+    else:
+        content = str(stored.get("text", "")).encode("utf-8")
+    return httpx2.Response(int(stored["status"]), headers=headers, content=content, request=request)
+
+
+def _usage(stored: dict[str, Any]) -> list[dict[str, Any]]:
+    if "events" in stored:
+        return usage_entries([e.get("data") for e in stored["events"]])
+    return usage_entries(stored.get("body"))
+
+
+class HttpRecorder:
+    """Record/replay of single HTTP exchanges; ``live`` performs the real request."""
+
+    def __init__(
+        self,
+        *,
+        mode: str | Mode | None = None,
+        fixtures_dir: str | Path | None = None,
+        can_record: bool = True,
+    ) -> None:
+        self.settings: Settings = load_settings(mode=mode, fixtures_dir=fixtures_dir)
+        #: False when the client was given no real key: a miss then explains that.
+        self.can_record = can_record
+
+    def _prepare(self, request: httpx2.Request) -> tuple[Path, dict[str, Any], Callable[[], Any]]:
+        name, stored_request = request_key(request)
+        path = self.settings.fixtures_dir / name
+        return path, stored_request, lambda: credentials_in(request)
+
+    def _document(self, response: httpx2.Response, path: Path, stored_request: Any) -> Document:
+        stored = store_response(response, seed=path.name)
+        if stored is None:
+            raise _Declined(response)
+        return {
+            "kind": "http",
+            "request": stored_request,
+            "response": stored,
+            "usage": _usage(stored),
+        }
+
+    def _check_can_record(self, path: Path) -> None:
+        if not self.can_record:
+            from ._store import missing_message
+
+            raise FixtureMissingError(
+                missing_message(path)
+                + "\nRecording it needs an API key: set ANTHROPIC_API_KEY (in the environment "
+                "or in .env) and run again.",
+                path,
+            )
+
+    def _answer(
+        self, outcome: Outcome | None, path: Path, request: httpx2.Request
+    ) -> httpx2.Response:
+        if outcome is None:  # pragma: no cover - the recorder raises instead of declining
+            raise RuntimeError(f"nothing recorded for {path}")
+        cost = add_usage(outcome.doc.get("usage") or [])
+        event = _journal.Event.RECORDED if outcome.recorded else _journal.Event.REPLAYED
+        _journal.note(event, path, cost)
+        return rebuild_response(outcome.doc["response"], request)
+
+    def handle(self, request: httpx2.Request, live: LiveSend) -> httpx2.Response:
+        if self.settings.mode is Mode.OFF:
+            return live(request)
+        path, stored_request, secrets = self._prepare(request)
+
+        def record() -> Document:
+            self._check_can_record(path)
+            response = live(request)
+            try:
+                response.read()
+            finally:
+                response.close()
+            return self._document(response, path, stored_request)
+
+        try:
+            outcome = fetch(path, self.settings, record, secrets, stored_request)
+        except _Declined as declined:
+            return _passthrough(declined.response, request)
+        except FixtureMissingError:
+            _journal.note(_journal.Event.MISSING, path)
+            raise
+        return self._answer(outcome, path, request)
+
+    async def ahandle(self, request: httpx2.Request, live: AsyncLiveSend) -> httpx2.Response:
+        if self.settings.mode is Mode.OFF:
+            return await live(request)
+        path, stored_request, secrets = self._prepare(request)
+
+        async def record() -> Document:
+            self._check_can_record(path)
+            response = await live(request)
+            try:
+                await response.aread()
+            finally:
+                await response.aclose()
+            return self._document(response, path, stored_request)
+
+        try:
+            outcome = await afetch(path, self.settings, record, secrets, stored_request)
+        except _Declined as declined:
+            return _passthrough(declined.response, request)
+        except FixtureMissingError:
+            _journal.note(_journal.Event.MISSING, path)
+            raise
+        return self._answer(outcome, path, request)
+
+
+def _passthrough(response: httpx2.Response, request: httpx2.Request) -> httpx2.Response:
+    """A transient live answer handed back to the SDK (which retries it), unsaved.
+    The body was decoded when read, so the encoding headers must go."""
+    headers = [
+        (k, v)
+        for k, v in response.headers.multi_items()
+        if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")
+    ]
+    return httpx2.Response(
+        response.status_code, headers=headers, content=response.content, request=request
+    )

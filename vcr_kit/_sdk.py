@@ -1,0 +1,218 @@
+"""SDK values in and out of fixtures, built back the way the SDK itself builds them.
+
+An SDK object is stored as ``{"$sdk": "<class>", "data": <wire JSON>}`` and read
+back with ``anthropic._models.construct_type``, the function the client uses on
+live responses: unknown fields and new block types survive, where
+``model_validate`` would raise. An API error is stored as ``{"$error": {...}}``
+and raised again as the same class with the same status, type, message and
+request id.
+
+Ids: the file is deterministic (message ids ``msg_vcr_<n>``, tool ids derived
+from the fixture name, a fixed request id), so re-recording an unchanged answer
+rewrites the same bytes; on replay every message gets a fresh unique id, so code
+that de-duplicates by id never drops a replayed message. Tool ids stay as
+stored: the next request quotes them, and its key must not change.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib
+import re
+import uuid
+from collections.abc import Callable
+from typing import Any, Final
+
+from ._jsonable import to_jsonable
+
+SDK_TAG: Final = "$sdk"
+ERROR_TAG: Final = "$error"
+RECORDED_REQUEST_ID: Final = "req_vcr_recorded"
+#: Statuses the SDK retries and that must never become a fixture.
+TRANSIENT_STATUSES: Final = frozenset({408, 409, 429})
+_TOOL_ID = re.compile(r"(toolu|srvtoolu|mcptoolu)_[A-Za-z0-9_-]+")
+
+
+def is_transient(status: int) -> bool:
+    return status in TRANSIENT_STATUSES or status >= 500
+
+
+def fresh_message_id() -> str:
+    return "msg_vcr_" + uuid.uuid4().hex
+
+
+def fresh_request_id() -> str:
+    return "req_vcr_" + uuid.uuid4().hex
+
+
+# -- ids --------------------------------------------------------------------------
+
+
+def remap_ids(
+    value: Any, message_id: Callable[[str], str], tool_id: Callable[[str], str] | None
+) -> Any:
+    """Copy ``value`` with message ids (``type: message``) and tool ids replaced."""
+    if isinstance(value, dict):
+        out = {k: remap_ids(v, message_id, tool_id) for k, v in value.items()}
+        if out.get("type") == "message" and isinstance(out.get("id"), str):
+            out["id"] = message_id(out["id"])
+        return out
+    if isinstance(value, list):
+        return [remap_ids(v, message_id, tool_id) for v in value]
+    if tool_id is not None and isinstance(value, str) and _TOOL_ID.fullmatch(value):
+        return tool_id(value)
+    return value
+
+
+def stabilize_ids(value: Any, seed: str) -> Any:
+    """Deterministic ids for the file: ``msg_vcr_<n>`` and tool ids derived from ``seed``."""
+    messages: dict[str, str] = {}
+    tools: dict[str, str] = {}
+
+    def message_id(old: str) -> str:
+        if old not in messages:
+            messages[old] = f"msg_vcr_{len(messages)}"
+        return messages[old]
+
+    def tool_id(old: str) -> str:
+        if old not in tools:
+            prefix = old.split("_", 1)[0]
+            digest = hashlib.sha1(f"{seed}:{len(tools)}".encode(), usedforsecurity=False)
+            tools[old] = f"{prefix}_vcr{digest.hexdigest()[:21]}"
+        return tools[old]
+
+    return remap_ids(value, message_id, tool_id)
+
+
+def refresh_message_ids(value: Any) -> Any:
+    """Fresh unique message ids for a replay; one stored id maps to one fresh id."""
+    fresh: dict[str, str] = {}
+    return remap_ids(value, lambda old: fresh.setdefault(old, fresh_message_id()), None)
+
+
+# -- SDK objects ----------------------------------------------------------------------
+
+
+def _class_tag(cls: type) -> str:
+    import anthropic.types
+
+    if getattr(anthropic.types, cls.__name__, None) is cls:
+        return str(cls.__name__)
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _class_from_tag(tag: str) -> type:
+    import anthropic.types
+
+    if "." not in tag:
+        found = getattr(anthropic.types, tag, None)
+    else:
+        module_name, _, name = tag.rpartition(".")
+        # Fixtures are data: never import anything but the SDK's own modules.
+        if module_name.split(".", 1)[0] != "anthropic":
+            raise ValueError(f"refusing to load class {tag!r}: not from the anthropic package")
+        try:
+            found = getattr(importlib.import_module(module_name), name, None)
+        except ImportError:
+            found = None
+    if not isinstance(found, type):
+        raise ValueError(
+            f"this anthropic SDK has no class {tag!r}; the fixture was recorded with another "
+            "version: upgrade anthropic or re-record"
+        )
+    return found
+
+
+def encode_value(value: Any) -> Any:
+    """JSON for a result: SDK objects tagged with their class, the rest as plain JSON."""
+    if isinstance(value, (list, tuple)):
+        return [encode_value(v) for v in value]
+    if isinstance(value, dict):
+        return {k: encode_value(v) for k, v in value.items()}
+    if hasattr(value, "to_dict") and hasattr(type(value), "model_fields"):
+        return {SDK_TAG: _class_tag(type(value)), "data": to_jsonable(value)}
+    return to_jsonable(value)
+
+
+def decode_value(value: Any, *, request_id: str | None = None) -> Any:
+    """Inverse of ``encode_value``; top-level SDK objects get ``_request_id`` like live ones."""
+    if isinstance(value, list):
+        return [decode_value(v, request_id=request_id) for v in value]
+    if isinstance(value, dict):
+        if SDK_TAG in value:
+            return _construct(value[SDK_TAG], value.get("data"), request_id)
+        if ERROR_TAG in value:
+            raise decode_error(value[ERROR_TAG])
+        return {k: decode_value(v, request_id=request_id) for k, v in value.items()}
+    return value
+
+
+def _construct(tag: str, data: Any, request_id: str | None) -> Any:
+    from anthropic._models import construct_type
+
+    obj = construct_type(type_=_class_from_tag(tag), value=data)
+    if request_id is not None:
+        # Like the SDK, which sets it on the top-level parsed object only.
+        with contextlib.suppress(AttributeError, ValueError):
+            obj._request_id = request_id  # type: ignore[attr-defined]
+    return obj
+
+
+def plain(value: Any) -> Any:
+    """The wire JSON inside an encoded value (tags unwrapped), for cost tracking."""
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        if SDK_TAG in value:
+            return value.get("data")
+        return {k: plain(v) for k, v in value.items()}
+    return value
+
+
+# -- errors ---------------------------------------------------------------------------
+
+
+def encode_error(exc: BaseException) -> dict[str, Any] | None:
+    """The stored form of an API error the caller sees, or None if it must not be saved.
+
+    Transient failures (429, 529, other 5xx, connection errors) are never saved:
+    the SDK already retried them, and the next run should try again for real.
+    """
+    import anthropic
+
+    if not isinstance(exc, anthropic.APIStatusError) or is_transient(exc.status_code):
+        return None
+    request = exc.response.request
+    return {
+        ERROR_TAG: {
+            "class": _class_tag(type(exc))
+            if type(exc).__module__.startswith("anthropic")
+            else "APIStatusError",
+            "status": exc.status_code,
+            "message": exc.message,
+            "body": exc.body,
+            "request_id": exc.request_id,
+            "method": request.method,
+            "url": str(request.url.copy_with(query=None)),
+        }
+    }
+
+
+def decode_error(stored: dict[str, Any]) -> BaseException:
+    import anthropic
+    import httpx2
+
+    tag = str(stored.get("class") or "APIStatusError")
+    try:
+        cls = getattr(anthropic, tag, None) or _class_from_tag(tag)
+    except ValueError:
+        cls = anthropic.APIStatusError
+    if not (isinstance(cls, type) and issubclass(cls, anthropic.APIStatusError)):
+        cls = anthropic.APIStatusError
+    headers = {"request-id": stored["request_id"]} if stored.get("request_id") else {}
+    request = httpx2.Request(
+        stored.get("method") or "POST", stored.get("url") or "https://api.anthropic.com/"
+    )
+    response = httpx2.Response(int(stored["status"]), headers=headers, request=request)
+    return cls(str(stored.get("message", "")), response=response, body=stored.get("body"))
