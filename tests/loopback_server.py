@@ -22,7 +22,7 @@ Magic markers in the text of the last message steer the answer:
 ``[[slow]]``
     the answer is delayed by 0.3 s.
 
-Run as a script (``python tests/loopback_server.py [--port N] [--log FILE]``)
+Run as a script (``python tests/loopback_server.py [--log FILE]``)
 it serves in the foreground and prints ``LISTENING <url>`` once ready.
 """
 
@@ -418,12 +418,16 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
 
     def _read_request(self) -> LoggedRequest:
-        # Only Content-Length bodies are understood; without one we cannot find the
-        # next request on this connection, so we answer and close.
-        length_header = self.headers.get("Content-Length")
-        if length_header is None and self.headers.get("Transfer-Encoding"):
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            length = -1
+        if length < 0 or (length == 0 and "Transfer-Encoding" in self.headers):
+            # Only Content-Length bodies are understood; without a usable one we cannot
+            # find where the next request on this connection starts, so answer and close.
             self.close_connection = True
-        body = self.rfile.read(int(length_header)) if length_header else b""
+            length = 0
+        body = self.rfile.read(length) if length else b""
         headers: dict[str, str] = {}
         for name, value in self.headers.items():
             key = name.lower()
@@ -575,8 +579,12 @@ class LoopbackServer:
     # -- lifecycle --------------------------------------------------------- #
 
     def start(self) -> LoopbackServer:
+        # A short poll interval keeps stop() (which waits for the next poll) fast in tests.
         self._thread = threading.Thread(
-            target=self._httpd.serve_forever, name=f"loopback-server {self.url}", daemon=True
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=f"loopback-server {self.url}",
+            daemon=True,
         )
         self._thread.start()
         return self

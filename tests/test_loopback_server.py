@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
-from anthropic.types import Message, MessageParam, ToolParam
+from anthropic import Stream
+from anthropic.types import Message, MessageParam, RawMessageStreamEvent, ToolParam
 
 from tests.loopback_server import LoopbackServer
 
@@ -59,6 +60,17 @@ def without_ids(value: Any) -> Any:
     return value
 
 
+def text_of(message: Message) -> str:
+    """The text of the message's (single) text block."""
+    (text,) = [block.text for block in message.content if block.type == "text"]
+    return text
+
+
+def tool_input_of(message: Message) -> object:
+    (tool_input,) = [block.input for block in message.content if block.type == "tool_use"]
+    return tool_input
+
+
 def dump(message: Message) -> Any:
     return without_ids(message.model_dump(mode="json"))
 
@@ -77,10 +89,18 @@ class SyncClientTestCase(ServerTestCase):
         self.client = anthropic.Anthropic(api_key=API_KEY, base_url=self.server.url, max_retries=2)
         self.addCleanup(self.client.close)
 
+    # `**kwargs: Any` defeats the SDK's overloads, hence the annotated locals.
     def create(self, text: str, **kwargs: Any) -> Message:
-        return self.client.messages.create(
-            model=MODEL, max_tokens=1024, messages=user(text), **kwargs
+        message: Message = self.client.messages.create(
+            model=MODEL, max_tokens=1024, messages=user(text), stream=False, **kwargs
         )
+        return message
+
+    def create_stream(self, text: str, **kwargs: Any) -> Stream[RawMessageStreamEvent]:
+        stream: Stream[RawMessageStreamEvent] = self.client.messages.create(
+            model=MODEL, max_tokens=1024, messages=user(text), stream=True, **kwargs
+        )
+        return stream
 
 
 class MessagesTest(SyncClientTestCase):
@@ -91,7 +111,7 @@ class MessagesTest(SyncClientTestCase):
         self.assertEqual(message.role, "assistant")
         self.assertEqual(message.model, MODEL)
         self.assertEqual([block.type for block in message.content], ["text"])
-        self.assertEqual(message.content[0].text, "Echo: hello there")  # type: ignore[union-attr]
+        self.assertEqual(text_of(message), "Echo: hello there")
         self.assertEqual(message.stop_reason, "end_turn")
         self.assertIsNone(message.stop_sequence)
         self.assertEqual(message.usage.output_tokens, 3)
@@ -115,6 +135,8 @@ class MessagesTest(SyncClientTestCase):
         message = self.create("count me", system="Be terse.")
 
         sent = self.server.requests_to("/v1/messages")[-1].json()
+        self.assertIn("stream", sent)  # the helper sends stream=false ...
+        del sent["stream"]  # ... which is left out so streamed and plain usage agree
         self.assertIsInstance(message.usage.input_tokens, int)
         self.assertEqual(message.usage.input_tokens, canonical_tokens(sent))
 
@@ -126,7 +148,8 @@ class MessagesTest(SyncClientTestCase):
 
         self.assertEqual(first.stop_reason, "tool_use")
         text, tool = first.content
-        assert text.type == "text" and tool.type == "tool_use"
+        assert text.type == "text"
+        assert tool.type == "tool_use"
         self.assertEqual(text.text, "Let me check.")
         self.assertEqual(tool.name, "get_weather")
         self.assertEqual(tool.input, {"location": "Tokyo", "unit": "celsius"})
@@ -149,12 +172,12 @@ class MessagesTest(SyncClientTestCase):
             ],
         )
         self.assertEqual(answer.stop_reason, "end_turn")
-        self.assertEqual(answer.content[0].text, "The tool said: 18C, sunny")  # type: ignore[union-attr]
+        self.assertEqual(text_of(answer), "The tool said: 18C, sunny")
 
     def test_weather_without_a_place_defaults_to_paris(self) -> None:
         message = self.create("how is the weather", tools=[WEATHER_TOOL])
 
-        self.assertEqual(message.content[1].input, {"location": "Paris", "unit": "celsius"})  # type: ignore[union-attr]
+        self.assertEqual(tool_input_of(message), {"location": "Paris", "unit": "celsius"})
 
     def test_thinking_block_comes_first_with_a_stable_signature(self) -> None:
         for thinking in ({"type": "enabled", "budget_tokens": 512}, {"type": "adaptive"}):
@@ -167,7 +190,7 @@ class MessagesTest(SyncClientTestCase):
                 self.assertEqual(block.thinking, "Let me think about: ponder this")
                 self.assertRegex(block.signature, r"^sig_[0-9a-f]+$")
                 self.assertEqual(second.content[0], block)
-                self.assertEqual(first.content[1].text, "Echo: ponder this")  # type: ignore[union-attr]
+                self.assertEqual(text_of(first), "Echo: ponder this")
 
     def test_count_tokens(self) -> None:
         result = self.client.messages.count_tokens(
@@ -181,9 +204,7 @@ class MessagesTest(SyncClientTestCase):
     def test_models_list(self) -> None:
         page = self.client.models.list()
 
-        self.assertEqual(
-            [model.id for model in page.data][0:1], ["claude-opus-4-7"], "first model"
-        )
+        self.assertEqual([model.id for model in page.data][0:1], ["claude-opus-4-7"], "first model")
         self.assertEqual(len(page.data), 3)
         self.assertEqual(page.data[0].display_name, "Claude Opus 4.7")
         self.assertEqual(page.data[0].created_at.year, 2026)
@@ -195,7 +216,7 @@ class MessagesTest(SyncClientTestCase):
     def test_secret_trigger_puts_a_key_in_the_answer(self) -> None:
         message = self.create("[[secret]] please")
 
-        self.assertRegex(message.content[0].text, r"sk-ant-api03-[A-Za-z0-9]{20,}")  # type: ignore[union-attr]
+        self.assertRegex(text_of(message), r"sk-ant-api03-[A-Za-z0-9]{20,}")
 
     def test_cache_trigger_sets_cache_usage(self) -> None:
         usage = self.create("[[cache]] long prompt").usage
@@ -222,10 +243,13 @@ class MessagesTest(SyncClientTestCase):
         self.create("log me")
         self.client.models.list()
 
-        self.assertEqual([(r.method, r.path) for r in self.server.log][-2:], [
-            ("POST", "/v1/messages"),
-            ("GET", "/v1/models"),
-        ])
+        self.assertEqual(
+            [(r.method, r.path) for r in self.server.log][-2:],
+            [
+                ("POST", "/v1/messages"),
+                ("GET", "/v1/models"),
+            ],
+        )
         request = self.server.requests_to("/v1/messages")[0]
         self.assertEqual(request.json()["messages"], user("log me"))
         self.assertEqual(request.headers["authorization"], f"Bearer {API_KEY}")
@@ -250,8 +274,8 @@ class ErrorTest(SyncClientTestCase):
                 error = caught.exception
                 self.assertEqual(error.status_code, status)
                 self.assertRegex(str(error.request_id), r"^req_[A-Za-z0-9]{24}$")
-                self.assertIsInstance(error.body, dict)
-                self.assertEqual(error.body["request_id"], error.request_id)  # type: ignore[index]
+                assert isinstance(error.body, dict)
+                self.assertEqual(error.body["request_id"], error.request_id)
                 self.assertEqual(error.type, error_type)
                 self.assertEqual(error.api_message, f"messages: trigger asked for a {status}")
                 self.assertEqual(len(self.server.log), 1, "4xx must not be retried")
@@ -259,7 +283,7 @@ class ErrorTest(SyncClientTestCase):
     def test_overloaded_once_succeeds_after_one_retry(self) -> None:
         message = self.create("[[overloaded-once]] hi")
 
-        self.assertEqual(message.content[0].text, "Echo: [[overloaded-once]] hi")  # type: ignore[union-attr]
+        self.assertEqual(text_of(message), "Echo: [[overloaded-once]] hi")
         attempts = self.server.requests_to("/v1/messages")
         self.assertEqual(len(attempts), 2)
         self.assertEqual(attempts[0].body, attempts[1].body)
@@ -275,7 +299,7 @@ class ErrorTest(SyncClientTestCase):
 
     def test_errors_before_a_stream_are_plain_json(self) -> None:
         with self.assertRaises(anthropic.BadRequestError) as caught:
-            self.create("[[error:400]]", stream=True)
+            self.create_stream("[[error:400]]")
 
         self.assertEqual(caught.exception.response.headers["content-type"], "application/json")
 
@@ -286,22 +310,29 @@ class ErrorTest(SyncClientTestCase):
             ) as stream:
                 stream.get_final_message()
 
-        self.assertEqual(caught.exception.body, {
-            "type": "error",
-            "error": {"type": "overloaded_error", "message": "Overloaded"},
-        })
+        self.assertEqual(
+            caught.exception.body,
+            {
+                "type": "error",
+                "error": {"type": "overloaded_error", "message": "Overloaded"},
+            },
+        )
 
 
 class StreamingTest(SyncClientTestCase):
     def test_create_stream_yields_events_in_api_order(self) -> None:
-        with self.create("hello there", stream=True) as stream:
+        with self.create_stream("hello there") as stream:
             events = list(stream)
 
         kinds = [event.type for event in events]
         self.assertEqual(kinds[:2], ["message_start", "content_block_start"])
         self.assertEqual(kinds[-3:], ["content_block_stop", "message_delta", "message_stop"])
         self.assertEqual(set(kinds[2:-3]), {"content_block_delta"})
-        deltas = [event.delta.text for event in events if event.type == "content_block_delta"]  # type: ignore[union-attr]
+        deltas = [
+            event.delta.text
+            for event in events
+            if event.type == "content_block_delta" and event.delta.type == "text_delta"
+        ]
         self.assertGreater(len(deltas), 1)
         self.assertEqual("".join(deltas), "Echo: hello there")
         start = events[0]
@@ -311,11 +342,11 @@ class StreamingTest(SyncClientTestCase):
         self.assertEqual(start.message.usage.output_tokens, 1)
 
     def test_tool_input_arrives_as_json_pieces(self) -> None:
-        with self.create("weather in Oslo?", stream=True, tools=[WEATHER_TOOL]) as stream:
+        with self.create_stream("weather in Oslo?", tools=[WEATHER_TOOL]) as stream:
             events = list(stream)
 
         pieces = [
-            event.delta.partial_json  # type: ignore[union-attr]
+            event.delta.partial_json
             for event in events
             if event.type == "content_block_delta" and event.delta.type == "input_json_delta"
         ]
@@ -370,13 +401,17 @@ class AsyncClientTest(unittest.IsolatedAsyncioTestCase):
             model=MODEL, max_tokens=1024, messages=user("async hello")
         )
 
-        self.assertEqual(message.content[0].text, "Echo: async hello")  # type: ignore[union-attr]
+        self.assertEqual(text_of(message), "Echo: async hello")
         self.assertTrue(str(message._request_id).startswith("req_"))
-        self.assertEqual(self.server.requests_to("/v1/messages")[0].headers["x-stainless-async"],
-                         "async:asyncio")
+        self.assertEqual(
+            self.server.requests_to("/v1/messages")[0].headers["x-stainless-async"], "async:asyncio"
+        )
 
     async def test_async_stream(self) -> None:
-        params: dict[str, Any] = {"messages": user("async stream"), "thinking": {"type": "adaptive"}}
+        params: dict[str, Any] = {
+            "messages": user("async stream"),
+            "thinking": {"type": "adaptive"},
+        }
         async with self.client.messages.stream(model=MODEL, max_tokens=1024, **params) as stream:
             pieces = [piece async for piece in stream.text_stream]
             final = await stream.get_final_message()
@@ -390,7 +425,9 @@ class WireTest(ServerTestCase):
     """What the SDK hides: raw status codes, chunking, keep-alive."""
 
     def post(self, path: str, body: bytes, headers: dict[str, str]) -> urllib.request.Request:
-        return urllib.request.Request(self.server.url + path, data=body, headers=headers, method="POST")
+        return urllib.request.Request(
+            self.server.url + path, data=body, headers=headers, method="POST"
+        )
 
     def assert_error(self, request: urllib.request.Request, status: int, error_type: str) -> None:
         with self.assertRaises(urllib.error.HTTPError) as caught:
@@ -428,7 +465,9 @@ class WireTest(ServerTestCase):
             self.assertEqual(json.loads(response.read())["data"][0]["id"], MODEL)
 
         logged = self.server.log[0]
-        self.assertEqual((logged.method, logged.path, logged.query), ("GET", "/v1/models", "limit=5"))
+        self.assertEqual(
+            (logged.method, logged.path, logged.query), ("GET", "/v1/models", "limit=5")
+        )
         self.assertEqual(logged.headers["x-api-key"], API_KEY)
 
     def test_keep_alive_reuses_the_connection(self) -> None:
@@ -506,7 +545,7 @@ class CommandLineTest(unittest.TestCase):
                     message = client.messages.create(
                         model=MODEL, max_tokens=5, messages=user("from a child")
                     )
-                self.assertEqual(message.content[0].text, "Echo: from a child")  # type: ignore[union-attr]
+                self.assertEqual(text_of(message), "Echo: from a child")
             finally:
                 process.send_signal(signal.SIGTERM if os.name == "posix" else signal.SIGINT)
                 returncode = process.wait(timeout=30)

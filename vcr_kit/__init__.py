@@ -14,6 +14,7 @@ from ._kinds import (
     token_count_cassette,
 )
 from ._prices import Price
+from ._testcase import VCRMixin, VCRTestCase
 from ._transport import VCRTransport, async_client, client
 from .errors import (
     ConfigError,
@@ -45,6 +46,8 @@ __all__ = [
     "StreamingCassette",
     "TokenCountCassette",
     "VCRError",
+    "VCRMixin",
+    "VCRTestCase",
     "VCRTransport",
     "__version__",
     "async_client",

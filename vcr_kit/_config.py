@@ -7,8 +7,8 @@ because tests change it between cases and a cassette must see the change.
 
 from __future__ import annotations
 
-import contextvars
 import os
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -38,8 +38,14 @@ _PROJECT_MARKERS: Final = ("setup.cfg", "pyproject.toml", "setup.py", "tox.ini",
 DEFAULT_LOCK_TIMEOUT: Final = 600.0
 
 _dotenv_loaded: list[bool] = []  # a one-shot flag without a `global` statement
-# Set while a VCRTestCase test (or the pytest plugin) runs: vcr_kit is active there.
-_activation: contextvars.ContextVar[bool] = contextvars.ContextVar("vcr_kit_active", default=False)
+# How many VCRTestCase tests (or pytest-plugin tests) are running. Process-wide, not
+# a context variable: IsolatedAsyncioTestCase runs the test in a context copied when
+# the case was built, and code under test may call the API from its own threads.
+_active_tests = [0]
+_active_lock = threading.Lock()
+# The running test class's options (vcr_mode, vcr_fixtures_dir): every cassette and
+# client in the test uses them unless given its own.
+_test_defaults: list[tuple[str | Mode | None, str | None]] = []
 
 
 def truthy(value: str | None) -> bool:
@@ -102,6 +108,10 @@ def load_settings(
     """
     load_dotenv_once()
     env = os.environ
+    if _test_defaults:
+        test_mode, test_dir = _test_defaults[-1]
+        mode = test_mode if mode is None else mode
+        fixtures_dir = test_dir if fixtures_dir is None else fixtures_dir
     ci_locked = truthy(env.get("CI")) and not truthy(env.get("VCR_RECORD"))
     env_mode = env.get("VCR_MODE")
     if env_mode:
@@ -135,7 +145,7 @@ def load_settings(
 
 def is_active(settings: Settings | None = None) -> bool:
     """vcr_kit records and replays inside tests, or anywhere when forced on."""
-    if _activation.get():
+    if _active_tests[0]:
         return True
     if settings is None:
         load_dotenv_once()
@@ -144,10 +154,19 @@ def is_active(settings: Settings | None = None) -> bool:
 
 
 @contextmanager
-def activated() -> Iterator[None]:
-    """Mark the current context (a test) as one where vcr_kit is active."""
-    token = _activation.set(True)
+def activated(
+    mode: str | Mode | None = None, fixtures_dir: str | os.PathLike[str] | None = None
+) -> Iterator[None]:
+    """Mark the time a test runs as one where vcr_kit is active, with its defaults."""
+    if mode is not None:
+        parse_mode(mode, "vcr_mode")  # fail at the start of the test, not at the first call
+    defaults = (mode, None if fixtures_dir is None else os.fspath(fixtures_dir))
+    with _active_lock:
+        _active_tests[0] += 1
+        _test_defaults.append(defaults)
     try:
         yield
     finally:
-        _activation.reset(token)
+        with _active_lock:
+            _active_tests[0] -= 1
+            _test_defaults.remove(defaults)

@@ -49,6 +49,10 @@ _open_journals: list[Journal] = []
 
 
 def note(event: Event, path: Path | None, cost_usd: float = 0.0) -> None:
+    if not _totals:
+        from ._report import register_summary
+
+        register_summary()
     entry = Entry(event, path, cost_usd)
     with _lock:
         _totals[event] += 1

@@ -25,6 +25,7 @@ from ._secrets import scan_for_secrets
 from .errors import (
     FixtureCorruptError,
     FixtureMissingError,
+    FixtureValueError,
     FixtureWriteError,
     LockTimeoutError,
 )
@@ -107,7 +108,14 @@ def serialize_document(doc: Document) -> bytes:
 def write_document(path: Path, doc: Document, secrets: Iterable[tuple[str, str]] = ()) -> None:
     """Write atomically after a secret scan; on any failure no file is changed."""
     doc = {FORMAT_KEY: FORMAT_VERSION, **doc}
-    data = serialize_document(doc)
+    try:
+        data = serialize_document(doc)
+    except (TypeError, ValueError) as exc:  # NaN/infinity, or a value that slipped past encode
+        raise FixtureValueError(
+            f"Cannot record {display_path(path)}: the result is not JSON-able ({exc}). "
+            "Return JSON values or SDK objects from the played function.",
+            path,
+        ) from None
     scan_for_secrets(data, path, secrets)
     folder = path.parent
     try:

@@ -1,0 +1,1 @@
+"""A small Claude-backed program and its vcr_kit tests (see README.md)."""

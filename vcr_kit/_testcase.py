@@ -1,0 +1,146 @@
+"""unittest integration: ``VCRMixin`` and ``VCRTestCase``.
+
+Subclass ``VCRTestCase`` (or put ``VCRMixin`` before ``IsolatedAsyncioTestCase``)
+and, for each test: vcr_kit is active, ``self.anthropic`` / ``self.async_anthropic``
+record and replay, SDK clients that the code under test builds itself are
+intercepted, and ``self.vcr_journal`` lists what was replayed, recorded or missing.
+Everything is set up in ``run()``, so a ``setUp`` that forgets ``super().setUp()``
+changes nothing, and everything is undone even when the test fails or errors.
+"""
+
+from __future__ import annotations
+
+import os
+import unittest
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from . import _journal
+from ._config import Mode, activated, load_dotenv_once
+from ._http import HttpRecorder
+from ._intercept import intercepting
+from ._store import display_path
+from ._transport import _CREDENTIAL_VARS, REPLAY_API_KEY, async_client, client
+
+if TYPE_CHECKING:  # aliased: the mixin's `anthropic` property would shadow the module
+    import anthropic as sdk
+
+__all__ = ["VCRMixin", "VCRTestCase"]
+
+
+@contextmanager
+def _replay_credentials() -> Iterator[bool]:
+    """Yield whether a real key is set; if none is, set a dummy one for the test, so
+    that ``anthropic.Anthropic()`` in the code under test can be built and replayed."""
+    load_dotenv_once()
+    if any(os.environ.get(name) for name in _CREDENTIAL_VARS):
+        yield True
+        return
+    os.environ["ANTHROPIC_API_KEY"] = REPLAY_API_KEY
+    try:
+        yield False
+    finally:
+        if os.environ.get("ANTHROPIC_API_KEY") == REPLAY_API_KEY:
+            del os.environ["ANTHROPIC_API_KEY"]
+
+
+class VCRMixin:
+    """Record/replay for every test of a ``unittest.TestCase`` (sync or async)."""
+
+    #: The mode of this class's tests (``VCR_MODE`` still wins, to re-record a suite).
+    vcr_mode: ClassVar[str | Mode | None] = None
+    #: Where this class's fixtures live (default: ``VCR_FIXTURES_DIR`` or ``fixtures/``).
+    vcr_fixtures_dir: ClassVar[str | os.PathLike[str] | None] = None
+
+    vcr_journal: _journal.Journal
+    _vcr_clients: dict[str, Any]
+
+    def run(self, result: unittest.TestResult | None = None) -> unittest.TestResult | None:
+        with self._vcr_session():
+            return super().run(result)  # type: ignore[misc, no-any-return]
+
+    @contextmanager
+    def _vcr_session(self) -> Iterator[None]:
+        self._vcr_clients = {}
+        with (
+            activated(self.vcr_mode, self.vcr_fixtures_dir),
+            _replay_credentials() as can_record,
+            _journal.journal() as journal,
+            intercepting(HttpRecorder(can_record=can_record)),
+        ):
+            self.vcr_journal = journal
+            try:
+                yield
+            finally:
+                sync_client = self._vcr_clients.pop("sync", None)
+                if sync_client is not None:
+                    sync_client.close()
+
+    @property
+    def anthropic(self) -> sdk.Anthropic:
+        """A recording/replaying ``anthropic.Anthropic`` for this test (closed after it)."""
+        if "sync" not in self._vcr_clients:
+            self._vcr_clients["sync"] = client()
+        made: sdk.Anthropic = self._vcr_clients["sync"]
+        return made
+
+    @property
+    def async_anthropic(self) -> sdk.AsyncAnthropic:
+        """A recording/replaying ``anthropic.AsyncAnthropic`` for this test.
+
+        Under ``IsolatedAsyncioTestCase`` it is closed after the test; elsewhere close
+        it yourself (``await client.close()``) in the loop that used it.
+        """
+        if "async" not in self._vcr_clients:
+            made = async_client()
+            add_async_cleanup = getattr(self, "addAsyncCleanup", None)
+            if add_async_cleanup is not None:
+                add_async_cleanup(made.close)
+            self._vcr_clients["async"] = made
+        result: sdk.AsyncAnthropic = self._vcr_clients["async"]
+        return result
+
+    # -- what happened in this test ---------------------------------------------------
+
+    def _vcr_paths(self, event: _journal.Event) -> list[Path]:
+        return self.vcr_journal.paths(event)
+
+    def _vcr_assert_count(self, event: _journal.Event, count: int | None) -> None:
+        paths = self._vcr_paths(event)
+        listing = ", ".join(display_path(p) for p in paths) or "none"
+        if count is None and not paths:
+            raise AssertionError(f"vcr_kit: expected at least one {event.value} fixture, got none")
+        if count is not None and len(paths) != count:
+            raise AssertionError(
+                f"vcr_kit: expected {count} {event.value} fixture(s), got {len(paths)}: {listing}"
+            )
+
+    def assertReplayed(self, count: int | None = None) -> None:
+        """Fail unless this test replayed ``count`` fixtures (or at least one)."""
+        self._vcr_assert_count(_journal.Event.REPLAYED, count)
+
+    def assertRecorded(self, count: int | None = None) -> None:
+        """Fail unless this test recorded ``count`` fixtures (or at least one)."""
+        self._vcr_assert_count(_journal.Event.RECORDED, count)
+
+    def assertNoLiveCalls(self) -> None:
+        """Fail if this test called the API (recorded or passed through) instead of replaying."""
+        live = [
+            entry
+            for entry in self.vcr_journal.entries
+            if entry.event in (_journal.Event.RECORDED, _journal.Event.PASSED_THROUGH)
+        ]
+        if live:
+            listing = ", ".join(
+                f"{entry.event.value} {display_path(entry.path) if entry.path else '(no fixture)'}"
+                for entry in live
+            )
+            raise AssertionError(
+                f"vcr_kit: expected replay only, but the API was called: {listing}"
+            )
+
+
+class VCRTestCase(VCRMixin, unittest.TestCase):
+    """``unittest.TestCase`` with vcr_kit active for every test."""
