@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Final
 
 __all__ = ["PRICES", "Price", "base_model_id"]
@@ -96,6 +97,7 @@ PRICES: Final[dict[str, Price]] = {
 _SUFFIX = re.compile(r"-(?:\d{8}|latest|v\d+(?::\d+)?)$")
 
 
+@lru_cache(maxsize=256)
 def base_model_id(model: str) -> str:
     """``claude-sonnet-4-5-20250929`` -> ``claude-sonnet-4-5``; ``...-latest`` likewise."""
     model = model.strip().lower()

@@ -19,8 +19,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib
+import os
 import re
-import uuid
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -39,11 +39,11 @@ def is_transient(status: int) -> bool:
 
 
 def fresh_message_id() -> str:
-    return "msg_vcr_" + uuid.uuid4().hex
+    return "msg_vcr_" + os.urandom(12).hex()  # unique like uuid4, at a quarter of its cost
 
 
 def fresh_request_id() -> str:
-    return "req_vcr_" + uuid.uuid4().hex
+    return "req_vcr_" + os.urandom(12).hex()
 
 
 # -- ids --------------------------------------------------------------------------
@@ -83,6 +83,25 @@ def stabilize_ids(value: Any, seed: str) -> Any:
         return tools[old]
 
     return remap_ids(value, message_id, tool_id)
+
+
+_RECORDED_MESSAGE_ID = re.compile(r'"(msg_vcr_\d+)"')
+
+
+def refresh_message_ids_text(text: str) -> str:
+    """``refresh_message_ids`` on serialized JSON: the file's ids are all ``msg_vcr_<n>``,
+    so a regex over the text does it without walking the value (the replay hot path)."""
+    if "msg_vcr_" not in text:
+        return text
+    fresh: dict[str, str] = {}
+
+    def replace(match: re.Match[str]) -> str:
+        old = match.group(1)
+        if old not in fresh:
+            fresh[old] = fresh_message_id()
+        return f'"{fresh[old]}"'
+
+    return _RECORDED_MESSAGE_ID.sub(replace, text)
 
 
 def refresh_message_ids(value: Any) -> Any:

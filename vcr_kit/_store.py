@@ -16,7 +16,7 @@ import tempfile
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import Any, Final, NoReturn, TypeVar
 
 from filelock import FileLock, Timeout
 
@@ -58,7 +58,8 @@ def missing_message(path: Path, hint: str = "") -> str:
 def read_document(path: Path) -> Document | None:
     """The fixture at ``path``, or None if there is none. Never returns a torn file."""
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as handle:  # not Path.read_bytes(): this is the replay hot path
+            data = handle.read()
     except FileNotFoundError:
         return None
     except IsADirectoryError:
@@ -69,6 +70,18 @@ def read_document(path: Path) -> Document | None:
 
 
 def parse_document(data: bytes, path: Path) -> Document:
+    try:
+        doc = json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        doc = None
+    version = doc.get(FORMAT_KEY) if isinstance(doc, dict) else None
+    if isinstance(doc, dict) and type(version) is int and version <= FORMAT_VERSION:
+        return doc  # the replay path: one parse, nothing else
+    _explain_corrupt(data, path)
+
+
+def _explain_corrupt(data: bytes, path: Path) -> NoReturn:
+    """Raise the error that says what is wrong with an unreadable fixture, and where."""
     where = display_path(path)
     advice = "Delete it, or re-record it with VCR_MODE=record."
     if not data.strip():
@@ -81,21 +94,20 @@ def parse_document(data: bytes, path: Path) -> Document:
         ) from None
     except json.JSONDecodeError as exc:
         raise FixtureCorruptError(
-            f"Fixture {where} is not valid JSON: {exc.msg} at line {exc.lineno} "
-            f"column {exc.colno} (char {exc.pos}). {advice}",
+            # removesuffix: "Unterminated string starting at" would read "at at line ...".
+            f"Fixture {where} is not valid JSON: {exc.msg.removesuffix(' at')} at line "
+            f"{exc.lineno} column {exc.colno} (char {exc.pos}). {advice}",
             path,
         ) from None
-    if not isinstance(doc, dict) or not isinstance(doc.get(FORMAT_KEY), int):
+    if not isinstance(doc, dict) or type(doc.get(FORMAT_KEY)) is not int:
         raise FixtureCorruptError(
             f"Fixture {where} is not a vcr_kit fixture (no {FORMAT_KEY!r} field). {advice}", path
         )
-    if doc[FORMAT_KEY] > FORMAT_VERSION:
-        raise FixtureCorruptError(
-            f"Fixture {where} has format {doc[FORMAT_KEY]}, newer than this vcr_kit reads "
-            f"({FORMAT_VERSION}). Upgrade vcr_kit.",
-            path,
-        )
-    return doc
+    raise FixtureCorruptError(
+        f"Fixture {where} has format {doc[FORMAT_KEY]}, newer than this vcr_kit reads "
+        f"({FORMAT_VERSION}). Upgrade vcr_kit.",
+        path,
+    )
 
 
 def serialize_document(doc: Document) -> bytes:

@@ -38,6 +38,7 @@ __all__ = [
     "hydrate_json",
     "map_strings",
     "normalize_for_token_count",
+    "placeholders",
     "user_rules",
 ]
 
@@ -47,7 +48,7 @@ Paths = Mapping[str, "str | None"]
 _NO_PATHS: Final[Paths] = {}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # identity hash: rule tuples key caches on the hot path
 class Rule:
     """Replace every match of ``pattern`` by ``replacement`` (``re.sub`` syntax).
 
@@ -79,7 +80,7 @@ class Rule:
         return s.replace(placeholder, value)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # identity hash: rule tuples key caches on the hot path
 class WholeStringRule:
     """A string that contains ``marker`` anywhere is replaced whole by ``replacement``.
 
@@ -98,7 +99,7 @@ class WholeStringRule:
         return s
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # identity hash: rule tuples key caches on the hot path
 class PathRule:
     """Replace a machine path (found at call time by ``resolve``) by ``placeholder``.
 
@@ -119,8 +120,11 @@ class PathRule:
         return self.resolve() if given is None else given
 
     def apply(self, s: str, paths: Paths = _NO_PATHS) -> str:
-        regex = _path_regex(self.path(paths))
-        if regex is None:
+        compiled = _path_regex(self.path(paths))
+        if compiled is None:
+            return s
+        regex, literals = compiled
+        if not any(literal in s for literal in literals):
             return s
         return regex.sub(self.placeholder.replace("\\", "\\\\"), s)
 
@@ -137,7 +141,8 @@ _MIN_PATH_LENGTH: Final = 4
 
 
 @lru_cache(maxsize=64)
-def _path_regex(path: str) -> re.Pattern[str] | None:
+def _path_regex(path: str) -> tuple[re.Pattern[str], tuple[str, ...]] | None:
+    """The regex matching ``path`` in its three spellings, and literals for a quick reject."""
     path = path.rstrip("/\\") if len(path) > 3 else path
     if len(path) < _MIN_PATH_LENGTH:
         return None
@@ -152,12 +157,23 @@ def _path_regex(path: str) -> re.Pattern[str] | None:
     # A drive letter right after the path starts another Windows path, so it is a
     # boundary too: otherwise in `C:\pC:\p` only the second copy would be replaced,
     # uncovering the first, and dehydrate would not be idempotent.
-    return re.compile("(?:" + "|".join(alternatives) + r")(?!(?![A-Za-z]:[\\/])[A-Za-z0-9_\-])")
+    regex = re.compile("(?:" + "|".join(alternatives) + r")(?!(?![A-Za-z]:[\\/])[A-Za-z0-9_\-])")
+    # Every match contains one of these (the drive letter is left out, its case varies).
+    literals = tuple(
+        sorted({spelling[2:] if spelling[1:2] == ":" else spelling for spelling in spellings})
+    )
+    return regex, literals
 
 
 def config_home() -> str:
     """The agent config home: ``$CLAUDE_CONFIG_DIR``, else ``~/.claude``."""
-    return os.environ.get("CLAUDE_CONFIG_DIR") or str(Path.home() / ".claude")
+    return os.environ.get("CLAUDE_CONFIG_DIR") or _default_config_home(os.environ.get("HOME"))
+
+
+@lru_cache(maxsize=8)
+def _default_config_home(home: str | None) -> str:
+    # Cached per $HOME: this runs for every key and every replay.
+    return str(Path.home() / ".claude")
 
 
 def cwd_slug(cwd: str | None = None) -> str:
@@ -228,8 +244,49 @@ def _active_rules(rules: Sequence[AnyRule] | None) -> Iterable[AnyRule]:
     return DEFAULT_RULES
 
 
-def _paths(cwd: str | None, home: str | None) -> Paths:
-    return {"cwd": cwd, "config_home": home}
+def _resolve_paths(rules: Iterable[AnyRule], cwd: str | None, home: str | None) -> dict[str, str]:
+    """Every path rule's path, resolved once per call (``Path.home()`` is not free)."""
+    given: dict[str, str | None] = {"cwd": cwd, "config_home": home}
+    return {rule.name: rule.path(given) for rule in rules if isinstance(rule, PathRule)}
+
+
+def _dehydrate_with(s: str, rules: tuple[AnyRule, ...], paths: Paths) -> str:
+    gate = _gate(rules, tuple(paths.items()))
+    if gate is not None and not gate.search(s):
+        return s  # the common case: one regex scan instead of one per rule
+    for rule in rules:
+        s = rule.apply(s, paths)
+    return s
+
+
+@lru_cache(maxsize=32)
+def _gate(
+    rules: tuple[AnyRule, ...], path_items: tuple[tuple[str, str], ...]
+) -> re.Pattern[str] | None:
+    """A regex that matches every string that some rule could change, or None when a
+    rule has no literal to look for (then every string goes through every rule)."""
+    paths = dict(path_items)
+    literals: list[str] = []
+    for rule in rules:
+        if isinstance(rule, WholeStringRule):
+            literals.append(rule.marker)
+        elif isinstance(rule, Rule):
+            if not rule.trigger:
+                return None
+            literals.append(rule.trigger)
+        else:
+            compiled = _path_regex(rule.path(paths))
+            if compiled is not None:
+                literals.extend(compiled[1])
+    return re.compile("|".join(re.escape(literal) for literal in literals)) if literals else None
+
+
+def _hydrate_with(s: str, rules: tuple[AnyRule, ...], paths: Paths) -> str:
+    if "[" not in s:  # every placeholder has a bracket: the common case costs one scan
+        return s
+    for rule in rules:
+        s = rule.restore_in(s, paths)
+    return s
 
 
 def dehydrate(
@@ -244,10 +301,8 @@ def dehydrate(
     ``cwd`` and ``config_home`` default to this machine's; pass them to dehydrate
     text from elsewhere (tests use Windows paths on Linux this way).
     """
-    paths = _paths(cwd, config_home)
-    for rule in _active_rules(rules):
-        s = rule.apply(s, paths)
-    return s
+    active = tuple(_active_rules(rules))
+    return _dehydrate_with(s, active, _resolve_paths(active, cwd, config_home))
 
 
 def hydrate(
@@ -258,12 +313,26 @@ def hydrate(
     rules: Sequence[AnyRule] | None = None,
 ) -> str:
     """Put this machine's values back in place of the placeholders ``dehydrate`` left."""
-    if "[" not in s:  # every placeholder has a bracket: the common case costs one scan
+    if "[" not in s:
         return s
-    paths = _paths(cwd, config_home)
-    for rule in _active_rules(rules):
-        s = rule.restore_in(s, paths)
-    return s
+    active = tuple(_active_rules(rules))
+    return _hydrate_with(s, active, _resolve_paths(active, cwd, config_home))
+
+
+def placeholders(rules: Sequence[AnyRule] | None = None) -> tuple[str, ...]:
+    """Every placeholder that ``hydrate`` replaces (so replay can skip texts without any)."""
+    return _placeholders(tuple(_active_rules(rules)))
+
+
+@lru_cache(maxsize=32)
+def _placeholders(rules: tuple[AnyRule, ...]) -> tuple[str, ...]:
+    found: list[str] = []
+    for rule in rules:
+        if isinstance(rule, PathRule):
+            found.append(rule.placeholder)
+        elif isinstance(rule, Rule) and rule.restore is not None:
+            found.append(rule.restore[0])
+    return tuple(found)
 
 
 def normalize_for_token_count(
@@ -290,11 +359,35 @@ def map_strings(value: Any, fn: Callable[[str], str]) -> Any:
     return value
 
 
-def dehydrate_json(value: Any, **options: Any) -> Any:
+def dehydrate_json(
+    value: Any,
+    *,
+    cwd: str | None = None,
+    config_home: str | None = None,
+    rules: Sequence[AnyRule] | None = None,
+) -> Any:
     """``dehydrate`` every string inside a JSON value."""
-    return map_strings(value, lambda s: dehydrate(s, **options))
+    active = tuple(_active_rules(rules))
+    paths = _resolve_paths(active, cwd, config_home)
+    return map_strings(value, lambda s: _dehydrate_with(s, active, paths))
 
 
-def hydrate_json(value: Any, **options: Any) -> Any:
+def hydrate_json(
+    value: Any,
+    *,
+    cwd: str | None = None,
+    config_home: str | None = None,
+    rules: Sequence[AnyRule] | None = None,
+) -> Any:
     """``hydrate`` every string inside a JSON value."""
-    return map_strings(value, lambda s: hydrate(s, **options))
+    active = tuple(_active_rules(rules))
+    resolved: list[Paths] = []  # resolved on the first placeholder: most replays have none
+
+    def hydrate_one(s: str) -> str:
+        if "[" not in s:
+            return s
+        if not resolved:
+            resolved.append(_resolve_paths(active, cwd, config_home))
+        return _hydrate_with(s, active, resolved[0])
+
+    return map_strings(value, hydrate_one)
