@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from . import _journal
 from ._config import Mode, Settings, is_active, load_settings
+from ._cost import add_usage, counted_by_caller
 from ._jsonable import to_jsonable
 from ._keys import fixture_name
 from ._store import Document, Outcome, afetch, display_path, fetch
@@ -135,7 +136,8 @@ class Recording(Generic[T]):
     async def _areplay_or_record(self, fn: Callable[[], Any]) -> Any:
         async def record() -> Document | None:
             try:
-                result = await self.acollect(fn)
+                with counted_by_caller():
+                    result = await self.acollect(fn)
             except Exception as exc:
                 return self._error_document(exc)
             return self._document(result)
@@ -149,7 +151,8 @@ class Recording(Generic[T]):
 
     def _capture(self, fn: Callable[[], Any]) -> Document:
         try:
-            result = self.collect(fn)
+            with counted_by_caller():
+                result = self.collect(fn)
         except Exception as exc:
             return self._error_document(exc)
         return self._document(result)
@@ -185,8 +188,6 @@ class Recording(Generic[T]):
             raise RuntimeError(f"{self!r}: the recorder saved nothing")
         self.recorded = outcome.recorded
         self.replayed = not outcome.recorded
-        from ._cost import add_usage
-
         cost = add_usage(outcome.doc.get("usage") or [])
         event = _journal.Event.RECORDED if outcome.recorded else _journal.Event.REPLAYED
         _journal.note(event, self.path, cost)

@@ -7,9 +7,11 @@ offline. An unknown model counts its tokens and warns once; it never fails.
 
 from __future__ import annotations
 
+import contextvars
 import threading
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -150,8 +152,28 @@ def cost_of(model: str, usage: Mapping[str, Any]) -> ModelCost:
     return replace(tokens, usd=usd / 1_000_000)
 
 
+# Set while a cassette runs its function to record it: a vcr_kit client inside that
+# function must not count the response the cassette is about to count (else a
+# recording run would count it twice and its replay once).
+_inside_cassette: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "vcr_kit_inside_cassette", default=False
+)
+
+
+@contextmanager
+def counted_by_caller() -> Iterator[None]:
+    """Responses added while the block runs are counted by the enclosing cassette."""
+    token = _inside_cassette.set(True)
+    try:
+        yield
+    finally:
+        _inside_cassette.reset(token)
+
+
 def add_usage(entries: Iterable[Mapping[str, Any]]) -> float:
     """Add ``{"model": ..., "usage": {...}}`` entries to the session; return their USD."""
+    if _inside_cassette.get():
+        return 0.0
     total = 0.0
     for entry in entries:
         model = str(entry.get("model") or "unknown")

@@ -32,7 +32,7 @@ from ._sdk import (
 )
 from ._store import Document, Outcome, afetch, fetch
 from .dehydrate import dehydrate_json, hydrate_json, placeholders
-from .errors import FixtureMissingError
+from .errors import FixtureMissingError, VCRError
 
 #: Response headers worth keeping; every other one is volatile or re-derived.
 _KEPT_HEADERS: Final = ("content-type", "request-id")
@@ -273,9 +273,11 @@ class HttpRecorder:
             outcome = fetch(path, self.settings, record, secrets, stored_request)
         except _Declined as declined:
             return _passthrough(declined.response, request)
-        except FixtureMissingError:
+        except FixtureMissingError as exc:
             _journal.note(_journal.Event.MISSING, path)
-            raise
+            raise through_sdk(exc) from None
+        except VCRError as exc:
+            raise through_sdk(exc) from None
         return self._answer(outcome, path, request)
 
     async def ahandle(self, request: httpx2.Request, live: AsyncLiveSend) -> httpx2.Response:
@@ -296,10 +298,42 @@ class HttpRecorder:
             outcome = await afetch(path, self.settings, record, secrets, stored_request)
         except _Declined as declined:
             return _passthrough(declined.response, request)
-        except FixtureMissingError:
+        except FixtureMissingError as exc:
             _journal.note(_journal.Event.MISSING, path)
-            raise
+            raise through_sdk(exc) from None
+        except VCRError as exc:
+            raise through_sdk(exc) from None
         return self._answer(outcome, path, request)
+
+
+_SDK_VISIBLE: dict[type[VCRError], type[VCRError]] = {}
+
+
+def through_sdk(exc: VCRError) -> VCRError:
+    """``exc`` as an error the SDK lets through: the same class, also an ``AnthropicError``.
+
+    The SDK turns any other exception its HTTP client raises into an
+    ``APIConnectionError`` and retries it: a missing fixture would be looked up three
+    times, with back-off sleeps, and reach the caller as "Connection error.".
+    Errors of its own it re-raises unchanged and never retries.
+    """
+    import anthropic
+
+    cls = type(exc)
+    visible = _SDK_VISIBLE.get(cls)
+    if visible is None:
+        visible = type(
+            cls.__name__,
+            (cls, anthropic.AnthropicError),
+            {
+                "__module__": cls.__module__,
+                "__qualname__": cls.__qualname__,
+                # Pickled as the plain vcr_kit class, which can be found by its name.
+                "__reduce__": lambda self: (cls, (self.message, self.path)),
+            },
+        )
+        _SDK_VISIBLE[cls] = visible
+    return visible(exc.message, exc.path).with_traceback(exc.__traceback__)
 
 
 def _passthrough(response: httpx2.Response, request: httpx2.Request) -> httpx2.Response:

@@ -60,7 +60,7 @@ def read_document(path: Path) -> Document | None:
     try:
         with open(path, "rb") as handle:  # not Path.read_bytes(): this is the replay hot path
             data = handle.read()
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # a parent that is a file: no fixture
         return None
     except IsADirectoryError:
         raise FixtureCorruptError(
