@@ -33,21 +33,41 @@ def _common_prefix(a: str, b: str) -> int:
     return length
 
 
-def nearest_fixture(path: Path) -> Path | None:
+def _candidates(path: Path) -> list[Path]:
+    """Fixtures of the same family: same first message, or same endpoint, or same name."""
     stem = path.stem
     family = stem.split("-", 1)[0] + "-" if _is_cassette_name(stem) else _family(stem)
     try:
-        names = [
+        names = sorted(
             entry.name
             for entry in os.scandir(path.parent)
             if entry.name.endswith(".json") and entry.name.startswith(family)
-        ][:_MAX_CANDIDATES]
+        )
     except OSError:
-        return None
-    if not names:
-        return None
-    best = max(names, key=lambda name: (_common_prefix(name, path.name), name))
-    return path.parent / best
+        return []
+    return [path.parent / name for name in names[:_MAX_CANDIDATES] if name != path.name]
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def nearest_fixture(path: Path, request: Any = None) -> tuple[Path, Any] | None:
+    """The recorded fixture whose request shares the longest start with ``request``
+    (the same conversation prefix, the same model and parameters), and its document."""
+    wanted = _canonical(request)
+    best: tuple[int, Path, Any] | None = None
+    for candidate in _candidates(path):
+        try:
+            doc = read_document(candidate)
+        except ValueError:  # a corrupt neighbour is not a hint
+            continue
+        if doc is None:
+            continue
+        score = _common_prefix(_canonical(doc.get("request")), wanted)
+        if best is None or score > best[0]:
+            best = (score, candidate, doc)
+    return None if best is None else (best[1], best[2])
 
 
 def _is_cassette_name(stem: str) -> bool:
@@ -60,12 +80,10 @@ def _pretty(value: Any) -> list[str]:
 
 
 def describe_near_miss(path: Path, request: Any) -> str:
-    near = nearest_fixture(path)
-    if near is None:
+    found = nearest_fixture(path, request)
+    if found is None:
         return ""
-    doc = read_document(near)
-    if doc is None:
-        return ""
+    near, doc = found
     lines = [f"Nearest recorded fixture: {display_path(near)}."]
     if request is not None and "request" in doc:
         diff = list(
