@@ -150,7 +150,13 @@ def encode_value(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: encode_value(v) for k, v in value.items()}
     if hasattr(value, "to_dict") and hasattr(type(value), "model_fields"):
-        return {SDK_TAG: _class_tag(type(value)), "data": to_jsonable(value)}
+        # warnings=False: a block type this SDK does not know is kept by construct_type
+        # in a known block class; pydantic would warn (under -W error: fail) on dumping
+        # what is, in fact, the wire JSON as received.
+        return {
+            SDK_TAG: _class_tag(type(value)),
+            "data": value.to_dict(mode="json", warnings=False),
+        }
     return to_jsonable(value)
 
 

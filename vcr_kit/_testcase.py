@@ -46,6 +46,21 @@ def _replay_credentials() -> Iterator[bool]:
             del os.environ["ANTHROPIC_API_KEY"]
 
 
+@contextmanager
+def vcr_session(
+    mode: str | Mode | None = None, fixtures_dir: str | os.PathLike[str] | None = None
+) -> Iterator[_journal.Journal]:
+    """Everything vcr_kit does around one test: activation with the test's defaults,
+    replay credentials, the journal, and interception of SDK-built clients."""
+    with (
+        activated(mode, fixtures_dir),
+        _replay_credentials() as can_record,
+        _journal.journal() as journal,
+        intercepting(HttpRecorder(can_record=can_record)),
+    ):
+        yield journal
+
+
 class VCRMixin:
     """Record/replay for every test of a ``unittest.TestCase`` (sync or async)."""
 
@@ -64,12 +79,7 @@ class VCRMixin:
     @contextmanager
     def _vcr_session(self) -> Iterator[None]:
         self._vcr_clients = {}
-        with (
-            activated(self.vcr_mode, self.vcr_fixtures_dir),
-            _replay_credentials() as can_record,
-            _journal.journal() as journal,
-            intercepting(HttpRecorder(can_record=can_record)),
-        ):
+        with vcr_session(self.vcr_mode, self.vcr_fixtures_dir) as journal:
             self.vcr_journal = journal
             try:
                 yield
