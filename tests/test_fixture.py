@@ -402,6 +402,30 @@ class CorruptTest(FixtureTestCase):
                 self.assertEqual(self.make("replay").play(Counter("unused")), {"fresh": label})
 
 
+class UnreplayableTest(FixtureTestCase):
+    def test_a_fixture_without_a_response_is_corrupt_and_counts_nothing(self) -> None:
+        self.dir.mkdir()
+        data = b'{"vcr_kit_format": 1, "kind": "generic", "request": {}}\n'
+        self.expected_path.write_bytes(data)
+        with self.assertRaises(FixtureCorruptError) as caught:
+            self.make("auto").play(Counter("v"))
+        self.assertEqual(
+            str(caught.exception),
+            f"Fixture {self.expected_path} cannot be replayed: it has no 'response'. " + ADVICE,
+        )
+        self.assertEqual(self.expected_path.read_bytes(), data)
+
+    def test_a_not_json_able_input_names_the_fixture_and_the_value(self) -> None:
+        with self.assertRaises(FixtureValueError) as caught:
+            fixture({"when": {1, 2}}, "answer", mode="auto", fixtures_dir=self.dir)
+        self.assertEqual(
+            str(caught.exception),
+            "The input of fixture 'answer' cannot be a key: builtins.set is not JSON-able. "
+            "Use JSON values (dict, list, str, int, float, bool, None) or SDK objects.",
+        )
+        self.assertFalse(self.dir.exists())
+
+
 class ValueErrorTest(FixtureTestCase):
     def test_not_json_able_results(self) -> None:
         rows = [

@@ -19,7 +19,7 @@ from ._config import Mode, Settings, is_active, load_settings
 from ._cost import add_usage, counted_by_caller
 from ._jsonable import to_jsonable
 from ._keys import fixture_name
-from ._store import Document, Outcome, afetch, display_path, fetch
+from ._store import Document, Outcome, afetch, display_path, fetch, unreadable
 from .dehydrate import dehydrate_json, hydrate_json
 from .errors import FixtureMissingError, FixtureValueError
 
@@ -186,12 +186,17 @@ class Recording(Generic[T]):
     def _finish(self, outcome: Outcome | None) -> Any:
         if outcome is None:  # only the HTTP transport's recorder declines to save
             raise RuntimeError(f"{self!r}: the recorder saved nothing")
+        if "response" not in outcome.doc:
+            raise unreadable(self.path, "it has no 'response'")
         self.recorded = outcome.recorded
         self.replayed = not outcome.recorded
         cost = add_usage(outcome.doc.get("usage") or [])
         event = _journal.Event.RECORDED if outcome.recorded else _journal.Event.REPLAYED
         _journal.note(event, self.path, cost)
-        return self.decode(hydrate_json(outcome.doc["response"]))
+        try:
+            return self.decode(hydrate_json(outcome.doc["response"]))
+        except (KeyError, TypeError, ValueError) as exc:  # not the API errors it replays
+            raise unreadable(self.path, f"{type(exc).__name__}: {exc}") from exc
 
     def _secrets(self) -> list[tuple[str, str]]:
         return []
@@ -243,5 +248,12 @@ def fixture(
     ``with fixture({"q": 1}, "answer") as f: value = f.play(compute)`` stores
     ``fixtures/answer-<12 hex>.json``; the hash covers the dehydrated ``input``.
     """
-    request = dehydrate_json(to_jsonable(input))
-    return Recording(fixture_name(input, name), request, mode=mode, fixtures_dir=fixtures_dir)
+    try:
+        request = dehydrate_json(to_jsonable(input))
+        fixture_file = fixture_name(request, name)
+    except TypeError as exc:
+        raise FixtureValueError(
+            f"The input of fixture {name!r} cannot be a key: {exc}. "
+            "Use JSON values (dict, list, str, int, float, bool, None) or SDK objects."
+        ) from None
+    return Recording(fixture_file, request, mode=mode, fixtures_dir=fixtures_dir)

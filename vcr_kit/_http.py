@@ -30,7 +30,7 @@ from ._sdk import (
     refresh_message_ids_text,
     stabilize_ids,
 )
-from ._store import Document, Outcome, afetch, fetch
+from ._store import Document, Outcome, afetch, fetch, unreadable
 from .dehydrate import dehydrate_json, hydrate_json, placeholders
 from .errors import FixtureMissingError, VCRError
 
@@ -253,7 +253,10 @@ class HttpRecorder:
         cost = add_usage(outcome.doc.get("usage") or [])
         event = _journal.Event.RECORDED if outcome.recorded else _journal.Event.REPLAYED
         _journal.note(event, path, cost)
-        return rebuild_response(outcome.doc["response"], request)
+        try:
+            return rebuild_response(outcome.doc["response"], request)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise unreadable(path, f"{type(exc).__name__}: {exc}") from exc
 
     def handle(self, request: httpx2.Request, live: LiveSend) -> httpx2.Response:
         if self.settings.mode is Mode.OFF:

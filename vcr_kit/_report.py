@@ -35,12 +35,15 @@ def summary_line() -> str | None:
     missing = counts[_journal.Event.MISSING]
     if not (replayed or recorded or missing):
         return None
-    where = ", ".join(
-        f"{display_path(folder)}/ ({_json_files(folder)} files)" for folder in sorted(folders)
+    # Folders gone by now (a test's temporary ones) say nothing about the project.
+    where = "".join(
+        f"; {display_path(folder)}/ ({_json_files(folder)} files)"
+        for folder in sorted(folders)
+        if folder.is_dir()
     )
     return (
         f"vcr_kit: {replayed} replayed, {recorded} recorded, {missing} missing; "
-        f"${replayed_cost:.4f} of API calls replayed; {where}"
+        f"${replayed_cost:.4f} of API calls replayed{where}"
     )
 
 

@@ -110,6 +110,15 @@ def _explain_corrupt(data: bytes, path: Path) -> NoReturn:
     )
 
 
+def unreadable(path: Path, problem: object) -> FixtureCorruptError:
+    """The error for a fixture that parses as JSON but cannot be replayed."""
+    return FixtureCorruptError(
+        f"Fixture {display_path(path)} cannot be replayed: {problem}. "
+        "Delete it, or re-record it with VCR_MODE=record.",
+        path,
+    )
+
+
 def serialize_document(doc: Document) -> bytes:
     # Not sort_keys: the response keeps the wire order, which the SDK shows in error
     # messages ("Error code: 400 - {...}"); vcr_kit's own keys are built in a fixed order.
