@@ -76,7 +76,9 @@ def measure(count: int, calls: int, rounds: int) -> tuple[float, float]:
     bodies = {prompt(i): answer_body(prompt(i), i) for i in range(count)}
     with tempfile.TemporaryDirectory() as folder:
         # Record the fixtures through vcr_kit itself, with the mock as "the API".
-        recorder = vcr_kit.VCRTransport(mode="record", fixtures_dir=folder, live=mock_transport(bodies))
+        recorder = vcr_kit.VCRTransport(
+            mode="record", fixtures_dir=folder, live=mock_transport(bodies)
+        )
         with anthropic.Anthropic(
             api_key="bench", http_client=anthropic.DefaultHttpxClient(transport=recorder)
         ) as recording:

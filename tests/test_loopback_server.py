@@ -304,7 +304,7 @@ class ErrorTest(SyncClientTestCase):
         self.assertEqual(caught.exception.response.headers["content-type"], "application/json")
 
     def test_stream_error_event_raises(self) -> None:
-        with self.assertRaises(anthropic.APIStatusError) as caught:  # noqa: SIM117
+        with self.assertRaises(anthropic.APIStatusError) as caught:
             with self.client.messages.stream(
                 model=MODEL, max_tokens=1024, messages=user("[[stream-error]] hi")
             ) as stream:

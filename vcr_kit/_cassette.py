@@ -188,6 +188,10 @@ class Recording(Generic[T]):
             raise RuntimeError(f"{self!r}: the recorder saved nothing")
         if "response" not in outcome.doc:
             raise unreadable(self.path, "it has no 'response'")
+        if outcome.doc.get("kind") != self.kind:
+            raise unreadable(
+                self.path, f"it holds a {outcome.doc.get('kind')!r} fixture, not {self.kind!r}"
+            )
         self.recorded = outcome.recorded
         self.replayed = not outcome.recorded
         cost = add_usage(outcome.doc.get("usage") or [])

@@ -259,6 +259,19 @@ class HttpRecorder:
             raise unreadable(path, f"{type(exc).__name__}: {exc}") from exc
 
     def handle(self, request: httpx2.Request, live: LiveSend) -> httpx2.Response:
+        """The answer to ``request``: replayed, or recorded by calling ``live``."""
+        try:
+            return self._handle(request, live)
+        except VCRError as exc:
+            raise through_sdk(exc) from None
+
+    async def ahandle(self, request: httpx2.Request, live: AsyncLiveSend) -> httpx2.Response:
+        try:
+            return await self._ahandle(request, live)
+        except VCRError as exc:
+            raise through_sdk(exc) from None
+
+    def _handle(self, request: httpx2.Request, live: LiveSend) -> httpx2.Response:
         if self.settings.mode is Mode.OFF:
             return live(request)
         path, stored_request, secrets = self._prepare(request)
@@ -276,14 +289,12 @@ class HttpRecorder:
             outcome = fetch(path, self.settings, record, secrets, stored_request)
         except _Declined as declined:
             return _passthrough(declined.response, request)
-        except FixtureMissingError as exc:
+        except FixtureMissingError:
             _journal.note(_journal.Event.MISSING, path)
-            raise through_sdk(exc) from None
-        except VCRError as exc:
-            raise through_sdk(exc) from None
+            raise
         return self._answer(outcome, path, request)
 
-    async def ahandle(self, request: httpx2.Request, live: AsyncLiveSend) -> httpx2.Response:
+    async def _ahandle(self, request: httpx2.Request, live: AsyncLiveSend) -> httpx2.Response:
         if self.settings.mode is Mode.OFF:
             return await live(request)
         path, stored_request, secrets = self._prepare(request)
@@ -301,11 +312,9 @@ class HttpRecorder:
             outcome = await afetch(path, self.settings, record, secrets, stored_request)
         except _Declined as declined:
             return _passthrough(declined.response, request)
-        except FixtureMissingError as exc:
+        except FixtureMissingError:
             _journal.note(_journal.Event.MISSING, path)
-            raise through_sdk(exc) from None
-        except VCRError as exc:
-            raise through_sdk(exc) from None
+            raise
         return self._answer(outcome, path, request)
 
 

@@ -26,7 +26,9 @@ def to_jsonable(value: Any) -> Any:
         return [to_jsonable(item) for item in value]
     to_dict = getattr(value, "to_dict", None)
     if callable(to_dict):  # anthropic.BaseModel
-        return to_dict(mode="json")
+        # warnings=False: a block type this SDK does not know is kept (construct_type) in
+        # a known class, and pydantic would warn on dumping what is the wire JSON.
+        return to_dict(mode="json", warnings=False)
     model_dump = getattr(value, "model_dump", None)
     if callable(model_dump):  # any pydantic v2 model
         return model_dump(mode="json", by_alias=True, exclude_unset=True)

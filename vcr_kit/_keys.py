@@ -65,7 +65,7 @@ def message_content(message: Any) -> Any:
         return message.get("content")
     content = getattr(message, "content", None)
     if content is None and hasattr(message, "to_dict"):
-        return message.to_dict().get("content")
+        return message.to_dict(mode="json", warnings=False).get("content")
     return content
 
 
@@ -89,9 +89,14 @@ def fold_hashes(hashes: list[str]) -> str:
     return "-".join([*head, folded])
 
 
-def cassette_name(messages: Iterable[Any]) -> str:
-    """``<h1>-<h2>-...-<hN>.json``: one 6-hex hash per message content; role not included."""
-    return validate_name(fold_hashes([content_hash(message_content(m)) for m in messages]))
+def cassette_name(messages: Iterable[Any], suffix: str = "") -> str:
+    """``<h1>-<h2>-...-<hN>.json``: one 6-hex hash per message content; role not included.
+
+    ``suffix`` tells kinds apart that share the scheme (``-stream`` for streams), so the
+    same conversation can be both a message and a stream fixture.
+    """
+    hashes = [content_hash(message_content(m)) for m in messages]
+    return validate_name(fold_hashes(hashes) + suffix)
 
 
 def fixture_name(value: Any, name: str) -> str:

@@ -23,7 +23,6 @@ from ._sdk import (
     decode_value,
     encode_error,
     encode_value,
-    fresh_request_id,
     plain,
     refresh_message_ids,
     stabilize_ids,
@@ -49,6 +48,7 @@ class MessageCassette(Recording[Any]):
     an API error; replays the same types with fresh message ids."""
 
     kind: ClassVar[str] = "message"
+    name_suffix: ClassVar[str] = ""
 
     def __init__(
         self,
@@ -59,7 +59,7 @@ class MessageCassette(Recording[Any]):
     ) -> None:
         messages = list(messages)
         super().__init__(
-            cassette_name(messages),
+            cassette_name(messages, self.name_suffix),
             {"messages": _stored_messages(messages)},
             mode=mode,
             fixtures_dir=fixtures_dir,
@@ -72,7 +72,7 @@ class MessageCassette(Recording[Any]):
         return encode_error(exc)
 
     def decode(self, response: Any) -> Any:
-        return decode_value(refresh_message_ids(response), request_id=fresh_request_id())
+        return decode_value(refresh_message_ids(response), request_ids=True)
 
     def usage(self, response: Any) -> list[dict[str, Any]]:
         return usage_entries(plain(response))
@@ -104,6 +104,7 @@ class StreamingCassette(MessageCassette):
     the events one by one, in order. Under ``async with``, ``async for``."""
 
     kind: ClassVar[str] = "stream"
+    name_suffix: ClassVar[str] = "-stream"
 
     def play(self, fn: Callable[[], Any]) -> Any:
         if self._is_async(fn):
@@ -162,7 +163,7 @@ class TokenCountCassette(Recording[Any]):
         return encode_error(exc)
 
     def decode(self, response: Any) -> Any:
-        return decode_value(response, request_id=fresh_request_id())
+        return decode_value(response, request_ids=True)
 
 
 def cassette(

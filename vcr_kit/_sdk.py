@@ -155,21 +155,23 @@ def encode_value(value: Any) -> Any:
         # what is, in fact, the wire JSON as received.
         return {
             SDK_TAG: _class_tag(type(value)),
-            "data": value.to_dict(mode="json", warnings=False),
+            "data": to_jsonable(value),
         }
     return to_jsonable(value)
 
 
-def decode_value(value: Any, *, request_id: str | None = None) -> Any:
-    """Inverse of ``encode_value``; top-level SDK objects get ``_request_id`` like live ones."""
+def decode_value(value: Any, *, request_ids: bool = False) -> Any:
+    """Inverse of ``encode_value``. With ``request_ids``, each SDK object gets a fresh
+    ``_request_id``, as each live response had its own."""
     if isinstance(value, list):
-        return [decode_value(v, request_id=request_id) for v in value]
+        return [decode_value(v, request_ids=request_ids) for v in value]
     if isinstance(value, dict):
         if SDK_TAG in value:
+            request_id = fresh_request_id() if request_ids else None
             return _construct(value[SDK_TAG], value.get("data"), request_id)
         if ERROR_TAG in value:
             raise decode_error(value[ERROR_TAG])
-        return {k: decode_value(v, request_id=request_id) for k, v in value.items()}
+        return {k: decode_value(v, request_ids=request_ids) for k, v in value.items()}
     return value
 
 
@@ -219,7 +221,8 @@ def encode_error(exc: BaseException) -> dict[str, Any] | None:
             "body": exc.body,
             "request_id": exc.request_id,
             "method": request.method,
-            "url": str(request.url.copy_with(query=None)),
+            # The path only: the host is not part of any key, and may be a test server's.
+            "path": request.url.path,
         }
     }
 
@@ -237,7 +240,7 @@ def decode_error(stored: dict[str, Any]) -> BaseException:
         cls = anthropic.APIStatusError
     headers = {"request-id": stored["request_id"]} if stored.get("request_id") else {}
     request = httpx2.Request(
-        stored.get("method") or "POST", stored.get("url") or "https://api.anthropic.com/"
+        stored.get("method") or "POST", "https://api.anthropic.com" + str(stored.get("path") or "/")
     )
     response = httpx2.Response(int(stored["status"]), headers=headers, request=request)
     return cls(str(stored.get("message", "")), response=response, body=stored.get("body"))

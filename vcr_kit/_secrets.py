@@ -11,7 +11,7 @@ import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from .errors import SecretLeakError
 
@@ -37,27 +37,69 @@ def live_secrets(extra: Iterable[tuple[str, str]] = ()) -> list[tuple[str, str]]
     return [(label, value) for label, value in found if len(value) >= _MIN_SECRET_LENGTH]
 
 
-def scan_for_secrets(data: bytes, path: Path, extra: Iterable[tuple[str, str]] = ()) -> None:
-    """Raise ``SecretLeakError`` if ``data`` holds a live key value or a key-shaped string.
+#: Delta fields whose pieces make up one streamed block's text.
+_DELTA_FIELDS: Final = ("text", "partial_json", "thinking")
+
+
+def streamed_texts(value: Any) -> list[str]:
+    """The text of every streamed content block, joined from its deltas.
+
+    A stream sends a block in small pieces ("key sk-a", "nt-api03...") and no piece
+    holds a whole key, so the byte scan alone would let a streamed key through.
+    """
+    blocks: dict[tuple[int, object], list[str]] = {}
+    stream = [0]
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            kind = node.get("type")
+            if kind == "message_start":
+                stream[0] += 1
+            delta = node.get("delta")
+            if kind == "content_block_delta" and isinstance(delta, dict):
+                pieces = blocks.setdefault((stream[0], node.get("index")), [])
+                pieces.extend(delta[f] for f in _DELTA_FIELDS if isinstance(delta.get(f), str))
+            for child in node.values():
+                walk(child)
+        elif isinstance(node, list):
+            for child in node:
+                walk(child)
+
+    walk(value)
+    return ["".join(pieces) for pieces in blocks.values() if pieces]
+
+
+def scan_for_secrets(
+    data: bytes, path: Path, extra: Iterable[tuple[str, str]] = (), document: Any = None
+) -> None:
+    """Raise ``SecretLeakError`` if ``data`` (or a streamed block of ``document``) holds a
+    live key value or a key-shaped string.
 
     The message says where, never what: the secret itself must not reach a log.
     """
-    for label, value in live_secrets(extra):
+    secrets = live_secrets(extra)
+    _scan(data, path, secrets, "at byte")
+    for number, text in enumerate(streamed_texts(document), start=1):
+        _scan(text.encode("utf-8"), path, secrets, f"in streamed block {number}, at byte")
+
+
+def _scan(data: bytes, path: Path, secrets: list[tuple[str, str]], where: str) -> None:
+    for label, value in secrets:
         position = data.find(value.encode("utf-8"))
         if position >= 0:
-            _refuse(path, f"the value of {label}", position)
+            _refuse(path, f"the value of {label}", f"{where} {position}")
     for label, shape in _KEY_SHAPES:
         match = shape.search(data)
         if match:
-            _refuse(path, label, match.start())
+            _refuse(path, label, f"{where} {match.start()}")
 
 
-def _refuse(path: Path, what: str, position: int) -> None:
+def _refuse(path: Path, what: str, where: str) -> None:
     from ._store import display_path
 
     raise SecretLeakError(
-        f"Refusing to write fixture {display_path(path)}: it contains {what} at byte "
-        f"{position}. Nothing was written. Keep secrets out of prompts and tool results, "
+        f"Refusing to write fixture {display_path(path)}: it contains {what} {where}. "
+        "Nothing was written. Keep secrets out of prompts and tool results, "
         "or add a dehydrate rule that replaces them, then record again.",
         path,
     )

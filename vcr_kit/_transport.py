@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-import anthropic
 import httpx2
 
 from ._config import Mode, load_dotenv_once
 from ._http import HttpRecorder
+
+if TYPE_CHECKING:  # imported on first use: `import anthropic` costs most of a second
+    import anthropic
 
 __all__ = ["VCRTransport", "async_client", "client"]
 
@@ -96,6 +98,8 @@ def client(
     ``kwargs`` go to ``anthropic.Anthropic`` (``base_url``, ``max_retries``, ...).
     With no key in the arguments or the environment, replay still works.
     """
+    import anthropic
+
     _check_kwargs(kwargs)
     transport = VCRTransport(mode=mode, fixtures_dir=fixtures_dir, can_record=_credentials(kwargs))
     return anthropic.Anthropic(
@@ -107,6 +111,8 @@ def async_client(
     *, mode: str | Mode | None = None, fixtures_dir: str | Path | None = None, **kwargs: Any
 ) -> anthropic.AsyncAnthropic:
     """An ``anthropic.AsyncAnthropic`` that records and replays every request."""
+    import anthropic
+
     _check_kwargs(kwargs)
     transport = VCRTransport(mode=mode, fixtures_dir=fixtures_dir, can_record=_credentials(kwargs))
     return anthropic.AsyncAnthropic(
