@@ -69,29 +69,40 @@ def streamed_texts(value: Any) -> list[str]:
     return ["".join(pieces) for pieces in blocks.values() if pieces]
 
 
+def find_secret(
+    data: bytes, extra: Iterable[tuple[str, str]] = (), document: Any = None
+) -> tuple[str, str] | None:
+    """(what, where) of the first live key value or key-shaped string in ``data`` or in a
+    streamed block of ``document``; None if there is none. Never the secret itself."""
+    secrets = live_secrets(extra)
+    found = _find(data, secrets, "at byte")
+    for number, text in enumerate(streamed_texts(document), start=1):
+        found = found or _find(
+            text.encode("utf-8"), secrets, f"in streamed block {number}, at byte"
+        )
+    return found
+
+
+def _find(data: bytes, secrets: list[tuple[str, str]], where: str) -> tuple[str, str] | None:
+    for label, value in secrets:
+        position = data.find(value.encode("utf-8"))
+        if position >= 0:
+            return f"the value of {label}", f"{where} {position}"
+    for label, shape in _KEY_SHAPES:
+        match = shape.search(data)
+        if match:
+            return label, f"{where} {match.start()}"
+    return None
+
+
 def scan_for_secrets(
     data: bytes, path: Path, extra: Iterable[tuple[str, str]] = (), document: Any = None
 ) -> None:
     """Raise ``SecretLeakError`` if ``data`` (or a streamed block of ``document``) holds a
-    live key value or a key-shaped string.
-
-    The message says where, never what: the secret itself must not reach a log.
-    """
-    secrets = live_secrets(extra)
-    _scan(data, path, secrets, "at byte")
-    for number, text in enumerate(streamed_texts(document), start=1):
-        _scan(text.encode("utf-8"), path, secrets, f"in streamed block {number}, at byte")
-
-
-def _scan(data: bytes, path: Path, secrets: list[tuple[str, str]], where: str) -> None:
-    for label, value in secrets:
-        position = data.find(value.encode("utf-8"))
-        if position >= 0:
-            _refuse(path, f"the value of {label}", f"{where} {position}")
-    for label, shape in _KEY_SHAPES:
-        match = shape.search(data)
-        if match:
-            _refuse(path, label, f"{where} {match.start()}")
+    live key value or a key-shaped string. The message says where, never what."""
+    found = find_secret(data, extra, document)
+    if found is not None:
+        _refuse(path, *found)
 
 
 def _refuse(path: Path, what: str, where: str) -> None:
