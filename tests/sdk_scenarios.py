@@ -37,11 +37,8 @@ import os
 import secrets
 import string
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 import anthropic
 
@@ -51,14 +48,12 @@ __all__ = [
     "MODEL",
     "PROMPTS",
     "STYLES",
-    "VCR_ENV_VARS",
     "expected_view",
     "fixture_files",
     "main",
     "recording_key",
     "run_scenarios",
     "sent_key",
-    "vcr_environ",
 ]
 
 MODEL = "claude-opus-4-7"
@@ -93,28 +88,6 @@ PROMPTS: dict[str, str] = {
     "overloaded:sync": "Answer after one overload [[overloaded-once]] (sync).",
     "overloaded:async": "Answer after one overload [[overloaded-once]] (async).",
 }
-
-
-#: Variables that steer vcr_kit or the SDK: every test removes them, then sets its own.
-VCR_ENV_VARS = (
-    "VCR_MODE",
-    "VCR_RECORD",
-    "FORCE_VCR",
-    "VCR_FIXTURES_DIR",
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_AUTH_TOKEN",
-    "ANTHROPIC_BASE_URL",
-)
-
-
-@contextmanager
-def vcr_environ(**values: str) -> Iterator[None]:
-    """``os.environ`` without any of ``VCR_ENV_VARS``, plus ``values``; restored on exit."""
-    with mock.patch.dict(os.environ):
-        for name in VCR_ENV_VARS:
-            os.environ.pop(name, None)
-        os.environ.update(values)
-        yield
 
 
 def sent_key(headers: dict[str, str]) -> str | None:

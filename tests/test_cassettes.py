@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
-import tempfile
 import unittest
 from pathlib import Path
 from typing import Any, NoReturn
@@ -20,8 +18,8 @@ from anthropic._models import construct_type
 from anthropic.types import Message
 
 import vcr_kit
-from tests.loopback_server import LoopbackServer
-from tests.sdk_scenarios import MODEL, WEATHER_TOOL, fixture_files, recording_key, vcr_environ
+from tests.sdk_scenarios import MODEL, WEATHER_TOOL, fixture_files, recording_key
+from tests.support import patch_env, start_server, temp_dir, user, vcr_environ
 
 WIRE_MESSAGE: dict[str, Any] = {
     "id": "msg_01live",
@@ -47,10 +45,6 @@ def content_hash(content: Any) -> str:
     return hashlib.sha1(data).hexdigest()[:6]
 
 
-def user(text: str) -> list[dict[str, Any]]:
-    return [{"role": "user", "content": text}]
-
-
 def without_id(message: Any) -> dict[str, Any]:
     data: dict[str, Any] = message.to_dict(mode="json")
     data.pop("id")
@@ -69,13 +63,9 @@ class CassetteTestCase(unittest.TestCase):
     """Clean environment, temporary fixtures folder, loopback server, plain SDK client."""
 
     def setUp(self) -> None:
-        env = vcr_environ()
-        env.__enter__()
-        self.addCleanup(env.__exit__, None, None, None)
-        self.tmp = Path(tempfile.mkdtemp(prefix="vcr-cassettes-"))
-        self.addCleanup(shutil.rmtree, self.tmp)
-        self.server = LoopbackServer().start()
-        self.addCleanup(self.server.stop)
+        patch_env(self)
+        self.tmp = temp_dir(self, prefix="vcr-cassettes-")
+        self.server = start_server(self)
         self.client = anthropic.Anthropic(api_key=recording_key(), base_url=self.server.url)
         self.addCleanup(self.client.close)
 
@@ -97,9 +87,7 @@ class CassetteTestCase(unittest.TestCase):
 
 class NameTest(unittest.TestCase):
     def setUp(self) -> None:
-        env = vcr_environ()
-        env.__enter__()
-        self.addCleanup(env.__exit__, None, None, None)
+        patch_env(self)
 
     def test_one_six_hex_hash_per_message_content(self) -> None:
         tool_result = [{"type": "tool_result", "tool_use_id": "toolu_01", "content": "18 C"}]
@@ -369,13 +357,9 @@ class CostTest(CassetteTestCase):
 
 class AsyncCassetteTest(unittest.IsolatedAsyncioTestCase):
     def setUp(self) -> None:
-        env = vcr_environ()
-        env.__enter__()
-        self.addCleanup(env.__exit__, None, None, None)
-        self.tmp = Path(tempfile.mkdtemp(prefix="vcr-cassettes-"))
-        self.addCleanup(shutil.rmtree, self.tmp)
-        self.server = LoopbackServer().start()
-        self.addCleanup(self.server.stop)
+        patch_env(self)
+        self.tmp = temp_dir(self, prefix="vcr-cassettes-")
+        self.server = start_server(self)
 
     async def asyncSetUp(self) -> None:
         self.client = anthropic.AsyncAnthropic(api_key=recording_key(), base_url=self.server.url)
@@ -471,6 +455,9 @@ if __name__ == "__main__":
 
 class KindsDoNotCollideTest(unittest.TestCase):
     """The same conversation as a message and as a stream: two fixtures, never mixed up."""
+
+    def setUp(self) -> None:
+        patch_env(self)
 
     def test_message_and_stream_of_one_conversation_are_two_files(self) -> None:
         import tempfile

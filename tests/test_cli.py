@@ -7,12 +7,11 @@ import io
 import os
 import subprocess
 import sys
-import tempfile
 import unittest
 from pathlib import Path
-from unittest import mock
 
 import vcr_kit
+from tests.support import patch_env, temp_dir
 from vcr_kit._cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -20,14 +19,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 class CheckTest(unittest.TestCase):
     def setUp(self) -> None:
-        env = mock.patch.dict(os.environ, {"VCR_REPORT": "0"})
-        env.start()
-        self.addCleanup(env.stop)
-        for name in ("VCR_MODE", "CI", "VCR_FIXTURES_DIR", "ANTHROPIC_API_KEY"):
-            os.environ.pop(name, None)
-        folder = tempfile.TemporaryDirectory()
-        self.addCleanup(folder.cleanup)
-        self.folder = Path(folder.name)
+        patch_env(self, VCR_REPORT="0")
+        self.folder = temp_dir(self)
 
     def run_check(self, *argv: str) -> tuple[int, list[str]]:
         out = io.StringIO()

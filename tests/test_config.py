@@ -9,44 +9,11 @@ import sys
 import tempfile
 import textwrap
 import unittest
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from unittest import mock
 
+from tests.support import environ_without_vcr, patch_env, temp_dir, working_dir
 from vcr_kit import ConfigError, Mode
 from vcr_kit._config import activated, is_active, load_settings, project_root
-
-_VCR_VARS = (
-    "VCR_MODE",
-    "CI",
-    "VCR_RECORD",
-    "FORCE_VCR",
-    "VCR_FIXTURES_DIR",
-    "VCR_LOCK_TIMEOUT",
-    "CLAUDE_CONFIG_DIR",
-)
-
-
-def patch_env(test: unittest.TestCase, **values: str) -> None:
-    """Patch os.environ for one test (restored on cleanup), vcr_kit's variables unset."""
-    patcher = mock.patch.dict(os.environ, values, clear=False)
-    patcher.start()
-    test.addCleanup(patcher.stop)
-    for name in _VCR_VARS:
-        if name not in values:
-            os.environ.pop(name, None)
-
-
-@contextmanager
-def working_dir(path: str | Path) -> Iterator[Path]:
-    """Run the block in ``path``; the old cwd is back before the folder is removed."""
-    old = os.getcwd()
-    os.chdir(path)
-    try:
-        yield Path.cwd()
-    finally:
-        os.chdir(old)
 
 
 def mode_message(source: str, value: str) -> str:
@@ -56,35 +23,34 @@ def mode_message(source: str, value: str) -> str:
 class ModeTest(unittest.TestCase):
     def setUp(self) -> None:
         patch_env(self)
-        self.tmp = tempfile.TemporaryDirectory()
-        self.addCleanup(self.tmp.cleanup)
+        self.folder = str(temp_dir(self))
 
     def mode(self, option: str | Mode | None = None) -> Mode:
-        return load_settings(mode=option, fixtures_dir=self.tmp.name).mode
+        return load_settings(mode=option, fixtures_dir=self.folder).mode
 
     def test_default_is_auto(self) -> None:
         self.assertIs(self.mode(), Mode.AUTO)
-        self.assertFalse(load_settings(fixtures_dir=self.tmp.name).ci_locked)
+        self.assertFalse(load_settings(fixtures_dir=self.folder).ci_locked)
 
     def test_ci_makes_replay_the_default(self) -> None:
         for value in ("true", "1", "yes", "TRUE", " True ", "on"):
             with self.subTest(CI=value):
                 os.environ["CI"] = value
                 self.assertIs(self.mode(), Mode.REPLAY)
-                self.assertTrue(load_settings(fixtures_dir=self.tmp.name).ci_locked)
+                self.assertTrue(load_settings(fixtures_dir=self.folder).ci_locked)
 
     def test_false_ci_values_keep_auto(self) -> None:
         for value in ("false", "0", "", "no", "off", "FALSE", " 0 "):
             with self.subTest(CI=value):
                 os.environ["CI"] = value
                 self.assertIs(self.mode(), Mode.AUTO)
-                self.assertFalse(load_settings(fixtures_dir=self.tmp.name).ci_locked)
+                self.assertFalse(load_settings(fixtures_dir=self.folder).ci_locked)
 
     def test_vcr_record_allows_recording_in_ci(self) -> None:
         os.environ["CI"] = "true"
         os.environ["VCR_RECORD"] = "1"
         self.assertIs(self.mode(), Mode.AUTO)
-        self.assertFalse(load_settings(fixtures_dir=self.tmp.name).ci_locked)
+        self.assertFalse(load_settings(fixtures_dir=self.folder).ci_locked)
         os.environ["VCR_RECORD"] = "0"
         self.assertIs(self.mode(), Mode.REPLAY)
 
@@ -116,7 +82,7 @@ class ModeTest(unittest.TestCase):
     def test_empty_vcr_mode_is_unset(self) -> None:
         os.environ["VCR_MODE"] = ""
         self.assertIs(self.mode(), Mode.AUTO)
-        self.assertFalse(load_settings(fixtures_dir=self.tmp.name).forced)
+        self.assertFalse(load_settings(fixtures_dir=self.folder).forced)
 
     def test_unknown_vcr_mode(self) -> None:
         os.environ["VCR_MODE"] = "bogus"
@@ -131,12 +97,12 @@ class ModeTest(unittest.TestCase):
         self.assertEqual(str(caught.exception), mode_message("mode", "sometimes"))
 
     def test_lock_timeout(self) -> None:
-        self.assertEqual(load_settings(fixtures_dir=self.tmp.name).lock_timeout, 600.0)
+        self.assertEqual(load_settings(fixtures_dir=self.folder).lock_timeout, 600.0)
         os.environ["VCR_LOCK_TIMEOUT"] = "2.5"
-        self.assertEqual(load_settings(fixtures_dir=self.tmp.name).lock_timeout, 2.5)
+        self.assertEqual(load_settings(fixtures_dir=self.folder).lock_timeout, 2.5)
         os.environ["VCR_LOCK_TIMEOUT"] = "soon"
         with self.assertRaises(ConfigError) as caught:
-            load_settings(fixtures_dir=self.tmp.name)
+            load_settings(fixtures_dir=self.folder)
         self.assertEqual(
             str(caught.exception), "VCR_LOCK_TIMEOUT='soon' is not a number of seconds."
         )
@@ -145,9 +111,7 @@ class ModeTest(unittest.TestCase):
 class FixturesDirTest(unittest.TestCase):
     def setUp(self) -> None:
         patch_env(self)
-        self.tmp = tempfile.TemporaryDirectory()
-        self.addCleanup(self.tmp.cleanup)
-        self.root = Path(self.tmp.name).resolve()
+        self.root = temp_dir(self)
 
     def test_vcr_fixtures_dir_absolute(self) -> None:
         target = self.root / "somewhere" / "fx"
@@ -266,7 +230,7 @@ class DotenvTest(unittest.TestCase):
                 "VCR_MODE=replay\nFORCE_VCR=1\nVCR_FIXTURES_DIR=from-dotenv\n", encoding="utf-8"
             )
             (root / "sub").mkdir()
-            base = {k: v for k, v in os.environ.items() if k not in _VCR_VARS}
+            base = environ_without_vcr()
             cases = {
                 "unset": (root, {}),
                 "from a sub folder": (root / "sub", {}),

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import io
 import os
-import tempfile
 import unittest
 import warnings
-from pathlib import Path
 from unittest import mock
 
 from hypothesis import given
@@ -15,6 +13,7 @@ from hypothesis import strategies as st
 
 import vcr_kit
 from tests.loopback_server import LoopbackServer
+from tests.support import patch_env, temp_dir
 from vcr_kit import _cost, _prices
 
 MODEL = "claude-opus-4-7"
@@ -137,14 +136,8 @@ class ReplayedCostTest(unittest.TestCase):
     """The same conversation costs the same, by hand, when recorded and when replayed."""
 
     def setUp(self) -> None:
-        env = mock.patch.dict(os.environ, {"VCR_REPORT": "0"})
-        env.start()
-        self.addCleanup(env.stop)
-        for name in ("VCR_MODE", "VCR_RECORD", "FORCE_VCR", "VCR_FIXTURES_DIR", "CI"):
-            os.environ.pop(name, None)
-        folder = tempfile.TemporaryDirectory()
-        self.addCleanup(folder.cleanup)
-        self.fixtures = Path(folder.name)
+        patch_env(self, VCR_REPORT="0")
+        self.fixtures = temp_dir(self)
         self.addCleanup(vcr_kit.reset_session_cost)
 
     def run_conversation(self, base_url: str) -> vcr_kit.SessionCost:

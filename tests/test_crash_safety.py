@@ -17,33 +17,25 @@ import re
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 from pathlib import Path
-from unittest import mock
 
 from tests.helpers_fixture_worker import FIRST_WRITE, READY, expected_document
+from tests.support import patch_env, temp_dir
 
 WORKER = Path(__file__).with_name("helpers_fixture_worker.py")
 KILLS = 40
 #: Kill windows, after the worker said it is ready: from "before its first write"
 #: to "several 1 MB writes in". Random, so kills land in every phase of a write.
 MIN_DELAY, MAX_DELAY = 0.0, 0.25
-_VCR_VARS = ("VCR_MODE", "CI", "VCR_RECORD", "FORCE_VCR", "VCR_FIXTURES_DIR", "VCR_LOCK_TIMEOUT")
 
 
 @unittest.skipUnless(hasattr(signal, "SIGKILL"), "needs SIGKILL")
 class CrashSafetyTest(unittest.TestCase):
     def setUp(self) -> None:
-        patcher = mock.patch.dict(os.environ, {"VCR_REPORT": "0"}, clear=False)
-        patcher.start()
-        self.addCleanup(patcher.stop)
-        for name in _VCR_VARS:
-            os.environ.pop(name, None)
-        tmp = tempfile.TemporaryDirectory()
-        self.addCleanup(tmp.cleanup)
-        self.dir = Path(tmp.name).resolve() / "fixtures"
+        patch_env(self, VCR_REPORT="0")
+        self.dir = temp_dir(self) / "fixtures"
         self.path = self.dir / "crash-0123456789ab.json"
 
     def start_worker(self) -> subprocess.Popen[str]:

@@ -9,14 +9,12 @@ from __future__ import annotations
 import os
 import tempfile
 import unittest
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
-from unittest import mock
 
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from tests.support import patch_env, working_dir
 from vcr_kit import dehydrate as dh
 from vcr_kit.dehydrate import (
     PathRule,
@@ -35,16 +33,6 @@ from vcr_kit.dehydrate import (
     user_rules,
 )
 
-_VCR_VARS = (
-    "VCR_MODE",
-    "CI",
-    "VCR_RECORD",
-    "FORCE_VCR",
-    "VCR_FIXTURES_DIR",
-    "VCR_LOCK_TIMEOUT",
-    "CLAUDE_CONFIG_DIR",
-)
-
 CWD = "/home/u/proj"
 HOME = "/home/u/.claude"
 WIN_CWD = "C:\\Users\\me\\proj"
@@ -61,27 +49,6 @@ TRIGGERS = (
 )
 
 PROPERTY_SETTINGS = settings(deadline=None, max_examples=300)
-
-
-def patch_env(test: unittest.TestCase, **values: str) -> None:
-    """Patch os.environ for one test (restored on cleanup), vcr_kit's variables unset."""
-    patcher = mock.patch.dict(os.environ, values, clear=False)
-    patcher.start()
-    test.addCleanup(patcher.stop)
-    for name in _VCR_VARS:
-        if name not in values:
-            os.environ.pop(name, None)
-
-
-@contextmanager
-def working_dir(path: str) -> Iterator[str]:
-    """Run the block in ``path``; the old cwd is back before the folder is removed."""
-    old = os.getcwd()
-    os.chdir(path)
-    try:
-        yield os.getcwd()
-    finally:
-        os.chdir(old)
 
 
 class DefaultRulesTest(unittest.TestCase):
@@ -219,7 +186,8 @@ class DefaultRulesTest(unittest.TestCase):
     def test_cwd_defaults_to_the_real_working_directory(self) -> None:
         here = os.getcwd()
         self.assertEqual(dehydrate(here + "/pkg/mod.py"), "[CWD]/pkg/mod.py")
-        with tempfile.TemporaryDirectory() as tmp, working_dir(os.path.realpath(tmp)) as real:
+        with tempfile.TemporaryDirectory() as tmp, working_dir(os.path.realpath(tmp)) as cwd:
+            real = str(cwd)
             self.assertEqual(real, os.path.realpath(tmp))
             self.assertEqual(dehydrate(f"cat {real}/a.txt"), "cat [CWD]/a.txt")
             self.assertEqual(hydrate("cat [CWD]/a.txt"), f"cat {real}/a.txt")

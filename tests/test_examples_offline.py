@@ -9,26 +9,17 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import subprocess
 import sys
 import unittest
 from pathlib import Path
+
+from tests.support import offline_prefix, run_captured
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 # What the example suite does: agent (Rome) 2 calls, agent (Oslo) 2, stream twice,
 # count_tokens three times, one async call.
 EXPECTED_REPLAYS = 10
-
-
-def offline_prefix() -> list[str]:
-    """``unshare -n`` when it works here (root, Linux); else nothing (see the assertion)."""
-    unshare = shutil.which("unshare")
-    if unshare is None:
-        return []
-    probe = subprocess.run([unshare, "-n", "true"], capture_output=True, check=False)
-    return [unshare, "-n"] if probe.returncode == 0 else []
 
 
 class ExampleSuiteOfflineTest(unittest.TestCase):
@@ -44,14 +35,11 @@ class ExampleSuiteOfflineTest(unittest.TestCase):
         env["ANTHROPIC_BASE_URL"] = "http://127.0.0.1:9"
         before = {p.name: p.read_bytes() for p in FIXTURES.glob("*.json")}
 
-        done = subprocess.run(
+        done = run_captured(
             [*prefix, sys.executable, "-m", "unittest", "discover", "-s", "examples", "-t", "."],
             cwd=ROOT,
             env=env,
-            capture_output=True,
-            text=True,
             timeout=300,
-            check=False,
         )
 
         self.assertEqual(done.returncode, 0, done.stderr)

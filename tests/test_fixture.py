@@ -6,17 +6,22 @@ import asyncio
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import textwrap
 import unittest
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
+from tests.support import (
+    entries,
+    environ_without_vcr,
+    patch_env,
+    run_captured,
+    temp_dir,
+    working_dir,
+)
 from vcr_kit import (
     ConfigError,
     FixtureCorruptError,
@@ -30,51 +35,11 @@ from vcr_kit._config import activated
 from vcr_kit._keys import fixture_name
 from vcr_kit._store import LOCK_FOLDER
 
-_VCR_VARS = (
-    "VCR_MODE",
-    "CI",
-    "VCR_RECORD",
-    "FORCE_VCR",
-    "VCR_FIXTURES_DIR",
-    "VCR_LOCK_TIMEOUT",
-    "CLAUDE_CONFIG_DIR",
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_AUTH_TOKEN",
-    "ANTHROPIC_ADMIN_KEY",
-    "CLAUDE_CODE_OAUTH_TOKEN",
-)
 KEY_SHAPED = "sk-ant-api03-" + "Ab3_-" * 8  # 40 characters after the prefix
 LIVE_KEY = "live-secret-value-0123456789abcdef"
 MISSING_TAIL = ". Re-run the tests with VCR_RECORD=1, then commit the result."
 ADVICE = "Delete it, or re-record it with VCR_MODE=record."
 QUESTION = {"question": "What is 2+2?", "n": 2}
-
-
-def patch_env(test: unittest.TestCase, **values: str) -> None:
-    """Patch os.environ for one test (restored on cleanup), vcr_kit's variables unset."""
-    patcher = mock.patch.dict(os.environ, values, clear=False)
-    patcher.start()
-    test.addCleanup(patcher.stop)
-    for name in _VCR_VARS:
-        if name not in values:
-            os.environ.pop(name, None)
-
-
-@contextmanager
-def working_dir(path: str | Path) -> Iterator[Path]:
-    old = os.getcwd()
-    os.chdir(path)
-    try:
-        yield Path.cwd()
-    finally:
-        os.chdir(old)
-
-
-def entries(folder: Path) -> list[str]:
-    """The folder's entries but the lock folder (which a lookup may create)."""
-    if not folder.exists():
-        return []
-    return sorted(name for name in os.listdir(folder) if name != LOCK_FOLDER)
 
 
 class Counter:
@@ -92,9 +57,7 @@ class Counter:
 class FixtureTestCase(unittest.TestCase):
     def setUp(self) -> None:
         patch_env(self)
-        tmp = tempfile.TemporaryDirectory()
-        self.addCleanup(tmp.cleanup)
-        self.tmp = Path(tmp.name).resolve()
+        self.tmp = temp_dir(self)
         self.dir = self.tmp / "fixtures"
         self.expected_path = self.dir / fixture_name(QUESTION, "answer")
 
@@ -509,18 +472,15 @@ class WriteErrorTest(FixtureTestCase):
         for folder in (with_locks, without_locks):
             os.chmod(folder, 0o555)
             self.addCleanup(os.chmod, folder, 0o755)
-        env = {k: v for k, v in os.environ.items() if k not in _VCR_VARS}
+        env = environ_without_vcr()
         elsewhere = self.tmp / "elsewhere"  # a cwd above none of them: absolute paths shown
         elsewhere.mkdir()
         folders = [str(self.tmp / "warm-up"), str(with_locks), str(without_locks)]
-        done = subprocess.run(
+        done = run_captured(
             [sys.executable, "-W", "error", "-c", script, *folders],
             cwd=elsewhere,
             env=env,
-            capture_output=True,
-            text=True,
             timeout=120,
-            check=False,
         )
         self.assertEqual(done.returncode, 0, done.stderr)
         results = json.loads(done.stdout)

@@ -9,19 +9,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import tempfile
 import unittest
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
-from unittest import mock
 
 from anthropic.types import Message, TextBlock, Usage
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support import patch_env, reordered, working_dir
 from vcr_kit import ConfigError
 from vcr_kit._keys import (
     MAX_NAME_LENGTH,
@@ -33,38 +30,8 @@ from vcr_kit._keys import (
 )
 from vcr_kit.dehydrate import cwd_slug
 
-_VCR_VARS = (
-    "VCR_MODE",
-    "CI",
-    "VCR_RECORD",
-    "FORCE_VCR",
-    "VCR_FIXTURES_DIR",
-    "VCR_LOCK_TIMEOUT",
-    "CLAUDE_CONFIG_DIR",
-)
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\.json$")
 PROPERTY_SETTINGS = settings(deadline=None, max_examples=150)
-
-
-def patch_env(test: unittest.TestCase, **values: str) -> None:
-    """Patch os.environ for one test (restored on cleanup), vcr_kit's variables unset."""
-    patcher = mock.patch.dict(os.environ, values, clear=False)
-    patcher.start()
-    test.addCleanup(patcher.stop)
-    for name in _VCR_VARS:
-        if name not in values:
-            os.environ.pop(name, None)
-
-
-@contextmanager
-def working_dir(path: str) -> Iterator[str]:
-    """Run the block in ``path``; the old cwd is back before the folder is removed."""
-    old = os.getcwd()
-    os.chdir(path)
-    try:
-        yield os.getcwd()
-    finally:
-        os.chdir(old)
 
 
 def sha1(data: bytes) -> str:
@@ -184,9 +151,9 @@ class NameRulesTest(unittest.TestCase):
 
         with tempfile.TemporaryDirectory() as one, tempfile.TemporaryDirectory() as two:
             with working_dir(one) as cwd:
-                first = names_here(cwd)
+                first = names_here(str(cwd))
             with working_dir(two) as cwd:
-                second = names_here(cwd)
+                second = names_here(str(cwd))
         self.assertNotEqual(one, two)
         self.assertEqual(first, second)
         elsewhere = cassette_name([{"role": "user", "content": "Please edit /else/src/app.py"}])
@@ -353,21 +320,13 @@ class NamePropertiesTest(unittest.TestCase):
         result = fixture_name(value, name)
         self.assertRegex(result, NAME_RE)
         self.assertLessEqual(len(result), 200)
-        self.assertEqual(fixture_name(_reverse_keys(value), name), result)
+        self.assertEqual(fixture_name(reordered(value), name), result)
 
     @PROPERTY_SETTINGS
     @given(messages_strategy, st.lists(json_values, max_size=3))
     def test_token_count_names_are_safe(self, messages: list[Any], tools: list[Any]) -> None:
         name = token_count_name(messages, tools)
         self.assertRegex(name, r"^token-count-[0-9a-f]{12}\.json$")
-
-
-def _reverse_keys(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _reverse_keys(value[k]) for k in reversed(list(value))}
-    if isinstance(value, list):
-        return [_reverse_keys(v) for v in value]
-    return value
 
 
 if __name__ == "__main__":

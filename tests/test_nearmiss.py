@@ -2,27 +2,19 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 import unittest
 from pathlib import Path
-from unittest import mock
 
 import vcr_kit
+from tests.support import patch_env, temp_dir
 
 ADVICE = "Re-run the tests with VCR_RECORD=1, then commit the result."
 
 
 class NearMissTest(unittest.TestCase):
     def setUp(self) -> None:
-        env = mock.patch.dict(os.environ, {"VCR_REPORT": "0"})
-        env.start()
-        self.addCleanup(env.stop)
-        for name in ("VCR_MODE", "VCR_RECORD", "FORCE_VCR", "VCR_FIXTURES_DIR", "CI"):
-            os.environ.pop(name, None)
-        folder = tempfile.TemporaryDirectory()
-        self.addCleanup(folder.cleanup)
-        self.folder = Path(folder.name)
+        patch_env(self, VCR_REPORT="0")
+        self.folder = temp_dir(self)
 
     def record(self, value: dict[str, object], result: int) -> Path:
         with vcr_kit.fixture(value, "calc", mode="auto", fixtures_dir=self.folder) as f:

@@ -11,45 +11,24 @@ from __future__ import annotations
 
 import asyncio
 import json
-import multiprocessing
 import os
-import tempfile
 import threading
 import time
 import unittest
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 from tests.helpers_fixture_worker import PARALLEL_INPUT, process_worker
+from tests.support import patch_env, run_spawned, temp_dir
 from vcr_kit import fixture
 from vcr_kit._store import LOCK_FOLDER
 
-_VCR_VARS = (
-    "VCR_MODE",
-    "CI",
-    "VCR_RECORD",
-    "FORCE_VCR",
-    "VCR_FIXTURES_DIR",
-    "VCR_LOCK_TIMEOUT",
-    "CLAUDE_CONFIG_DIR",
-)
 INPUT = PARALLEL_INPUT
 PROCESSES = 6
 THREADS = 8
 TASKS = 6
 RACE_WINDOW = 0.3
 WAIT = 120.0  # generous upper bound on waits, so a bug hangs no run forever
-
-
-def patch_env(test: unittest.TestCase, **values: str) -> None:
-    """Patch os.environ for one test (restored on cleanup), vcr_kit's variables unset."""
-    patcher = mock.patch.dict(os.environ, values, clear=False)
-    patcher.start()
-    test.addCleanup(patcher.stop)
-    for name in _VCR_VARS:
-        if name not in values:
-            os.environ.pop(name, None)
 
 
 def count_call(counter: str, tag: str) -> None:
@@ -74,9 +53,7 @@ def play_once(fixtures_dir: str, counter: str, mode: str, tag: str) -> tuple[Any
 class ParallelTestCase(unittest.TestCase):
     def setUp(self) -> None:
         patch_env(self, VCR_REPORT="0")  # spawned workers inherit it: no exit summary
-        tmp = tempfile.TemporaryDirectory()
-        self.addCleanup(tmp.cleanup)
-        self.tmp = Path(tmp.name).resolve()
+        self.tmp = temp_dir(self)
         self.dir = self.tmp / "fixtures"
         self.counter = self.tmp / "calls.txt"  # outside the fixtures folder
 
@@ -93,32 +70,28 @@ class ParallelTestCase(unittest.TestCase):
         self.assertEqual(doc["vcr_kit_format"], 1)
         return doc
 
+    def assert_recorded_once(self, results: list[tuple[Any, bool]]) -> None:
+        """One API call for all the workers: every worker got the recorder's value, only
+        the recorder says it recorded, and the fixture holds that value."""
+        self.assertEqual(len(self.calls()), 1)
+        values = [value for value, _ in results]
+        self.assertTrue(all(value == values[0] for value in values), values)
+        self.assertEqual(sum(1 for _, recorded in results if recorded), 1)
+        self.assertEqual(values[0]["recorded_by"], self.calls()[0])
+        self.assertEqual(self.assert_one_valid_fixture()["response"], values[0])
+
     def run_processes(self, count: int, mode: str) -> list[tuple[str, str, Any, bool]]:
-        context = multiprocessing.get_context("spawn")
-        barrier = context.Barrier(count)
-        results = context.Queue()
-        workers = [
-            context.Process(
-                target=process_worker,
-                args=(barrier, results, str(self.dir), str(self.counter)),
-                kwargs={"mode": mode, "window": RACE_WINDOW},
-            )
-            for _ in range(count)
-        ]
-        for worker in workers:
-            worker.start()
-        try:
-            out = [results.get(timeout=WAIT) for _ in workers]
-        finally:
-            for worker in workers:
-                worker.join(WAIT)
-                if worker.is_alive():
-                    worker.kill()
-                    worker.join()
-            results.close()
-            results.join_thread()
-        for worker in workers:
-            self.assertEqual(worker.exitcode, 0)
+        out, exit_codes = run_spawned(
+            process_worker,
+            count,
+            str(self.dir),
+            str(self.counter),
+            timeout=WAIT,
+            mode=mode,
+            window=RACE_WINDOW,
+        )
+        for exit_code in exit_codes:
+            self.assertEqual(exit_code, 0)
         errors = [r for r in out if r[0] != "ok"]
         self.assertEqual(errors, [])
         return out
@@ -128,13 +101,7 @@ class ProcessesTest(ParallelTestCase):
     def test_processes_missing_at_once_record_once(self) -> None:
         out = self.run_processes(PROCESSES, "auto")
         self.assertEqual(len(out), PROCESSES)
-        self.assertEqual(len(self.calls()), 1)
-        values = [value for _, _, value, _ in out]
-        self.assertTrue(all(value == values[0] for value in values), values)
-        self.assertEqual(sum(1 for *_, recorded in out if recorded), 1)
-        recorder = self.calls()[0]
-        self.assertEqual(values[0]["recorded_by"], recorder)
-        self.assertEqual(self.assert_one_valid_fixture()["response"], values[0])
+        self.assert_recorded_once([(value, recorded) for _, _, value, recorded in out])
 
     def test_record_mode_in_parallel_leaves_a_valid_file(self) -> None:
         count = 4
@@ -171,12 +138,7 @@ class ThreadsTest(ParallelTestCase):
             thread.join(WAIT)
         self.assertEqual(errors, [])
         self.assertEqual(len(results), THREADS)
-        self.assertEqual(len(self.calls()), 1)
-        values = [value for value, _ in results]
-        self.assertTrue(all(value == values[0] for value in values), values)
-        self.assertEqual(sum(1 for _, recorded in results if recorded), 1)
-        self.assertEqual(values[0]["recorded_by"], self.calls()[0])
-        self.assertEqual(self.assert_one_valid_fixture()["response"], values[0])
+        self.assert_recorded_once(results)
 
 
 class AsyncTasksTest(ParallelTestCase):
@@ -205,12 +167,7 @@ class AsyncTasksTest(ParallelTestCase):
 
         results = asyncio.run(main())
         self.assertEqual(len(results), TASKS)
-        self.assertEqual(len(self.calls()), 1)
-        values = [value for value, _ in results]
-        self.assertTrue(all(value == values[0] for value in values), values)
-        self.assertEqual(sum(1 for _, recorded in results if recorded), 1)
-        self.assertEqual(values[0]["recorded_by"], self.calls()[0])
-        self.assertEqual(self.assert_one_valid_fixture()["response"], values[0])
+        self.assert_recorded_once(results)
 
 
 if __name__ == "__main__":

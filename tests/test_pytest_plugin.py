@@ -4,7 +4,6 @@ in a subprocess, recording from the loopback server and replaying without it."""
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import tempfile
 import textwrap
@@ -12,6 +11,7 @@ import unittest
 from pathlib import Path
 
 from tests.loopback_server import LoopbackServer
+from tests.support import run_captured
 
 TESTS = textwrap.dedent(
     """
@@ -44,14 +44,11 @@ TESTS = textwrap.dedent(
 class PytestPluginTest(unittest.TestCase):
     def run_pytest(self, folder: Path, env: dict[str, str], expected: str) -> str:
         (folder / "test_plugged.py").write_text(TESTS.replace("EXPECTED", repr(expected)))
-        done = subprocess.run(
+        done = run_captured(
             [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "error", "."],
             cwd=folder,
             env=env,
-            capture_output=True,
-            text=True,
             timeout=300,
-            check=False,
         )
         self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
         return done.stdout

@@ -11,10 +11,8 @@ message ids.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import unittest
@@ -24,13 +22,12 @@ from typing import Any, ClassVar
 from tests.loopback_server import LoggedRequest, LoopbackServer
 from tests.sdk_scenarios import (
     PROMPTS,
-    VCR_ENV_VARS,
     expected_view,
     fixture_files,
     recording_key,
     run_scenarios,
-    vcr_environ,
 )
+from tests.support import environ_without_vcr, offline_prefix, run_captured, vcr_environ
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPT = REPO / "tests" / "sdk_scenarios.py"
@@ -40,23 +37,8 @@ SCRIPT_TIMEOUT = 120
 _SERVER_REQUEST_ID = re.compile(r"req_[A-Za-z0-9]{24}")
 
 
-def netless_prefix() -> list[str]:
-    """``unshare -n``: the replay subprocess gets a network namespace with no interface up.
-
-    Where ``unshare`` is missing or not permitted (EPERM without root or user
-    namespaces), the replay runs without it; the loopback server is stopped by then,
-    and the replay targets the default api.anthropic.com with a dummy key, so a
-    request that escaped would fail the comparison instead of passing unnoticed.
-    """
-    unshare = shutil.which("unshare")
-    if unshare is None:
-        return []
-    probe = subprocess.run([unshare, "-n", "true"], capture_output=True, check=False)
-    return [unshare, "-n"] if probe.returncode == 0 else []
-
-
 def base_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in (*VCR_ENV_VARS, "CI")}
+    env = environ_without_vcr()
     env["VCR_REPORT"] = "0"  # the run summary would make stderr non-empty
     return env
 
@@ -74,15 +56,7 @@ def run_script(
     command += ["--fixtures", str(fixtures), "--out", str(out)]
     if base_url is not None:
         command += ["--base-url", base_url]
-    done = subprocess.run(
-        [*(prefix or []), *command],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=SCRIPT_TIMEOUT,
-        check=False,
-    )
+    done = run_captured([*(prefix or []), *command], cwd=REPO, env=env, timeout=SCRIPT_TIMEOUT)
     if done.returncode != 0 or done.stderr:
         raise AssertionError(
             f"{' '.join(done.args)} exited with {done.returncode}:\n{done.stderr}{done.stdout}"
@@ -162,7 +136,9 @@ class RoundTrip:
         if cls.style == "cassette":
             # Cassette blocks outside a test pass through unless vcr_kit is switched on.
             replay_env["FORCE_VCR"] = "1"
-        prefix = netless_prefix()
+        # Without unshare the server is stopped by now, and the replay targets the default
+        # api.anthropic.com with a dummy key: an escaped request fails the comparison.
+        prefix = offline_prefix()
         cls.isolation = "unshare -n" if prefix else "server stopped (unshare unavailable)"
         cls.replayed = run_script(
             cls.style, cls.fixtures, work / "replay.json", replay_env, prefix=prefix

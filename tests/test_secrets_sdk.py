@@ -9,24 +9,14 @@ cassettes alike, and leaves no file behind, not even a temporary one.
 from __future__ import annotations
 
 import re
-import shutil
-import tempfile
 import unittest
 from pathlib import Path
-from typing import Any
 
 import anthropic
 
 import vcr_kit
-from tests.loopback_server import LoopbackServer
-from tests.sdk_scenarios import (
-    MODEL,
-    WEATHER_TOOL,
-    fixture_files,
-    recording_key,
-    sent_key,
-    vcr_environ,
-)
+from tests.sdk_scenarios import MODEL, WEATHER_TOOL, fixture_files, recording_key, sent_key
+from tests.support import patch_env, start_server, temp_dir, user
 
 SECRET_PROMPT = "Tell me a secret [[secret]]"
 LEAKED = "sk-ant-api03-" + "A" * 36  # what the server's [[secret]] answer contains
@@ -38,22 +28,14 @@ REFUSAL = re.compile(
 )
 
 
-def user(text: str) -> list[dict[str, Any]]:
-    return [{"role": "user", "content": text}]
-
-
 class SecretsSetUp(unittest.TestCase):
     """A clean environment, a temporary folder, a recording key and a loopback server."""
 
     def setUp(self) -> None:
-        env = vcr_environ()
-        env.__enter__()
-        self.addCleanup(env.__exit__, None, None, None)
-        self.tmp = Path(tempfile.mkdtemp(prefix="vcr-secrets-"))
-        self.addCleanup(shutil.rmtree, self.tmp)
+        patch_env(self)
+        self.tmp = temp_dir(self, prefix="vcr-secrets-")
         self.key = recording_key()
-        self.server = LoopbackServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = start_server(self)
 
     def assert_refused(self, exc: vcr_kit.SecretLeakError, folder: Path) -> None:
         message = str(exc)

@@ -11,15 +11,13 @@ import json
 import os
 import pickle
 import re
-import tempfile
 import threading
 import unittest
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from unittest import mock
 
+from tests.support import entries, patch_env, temp_dir, working_dir
 from vcr_kit import (
     ConfigError,
     FixtureCorruptError,
@@ -47,19 +45,6 @@ from vcr_kit._store import (
     write_document,
 )
 
-_VCR_VARS = (
-    "VCR_MODE",
-    "CI",
-    "VCR_RECORD",
-    "FORCE_VCR",
-    "VCR_FIXTURES_DIR",
-    "VCR_LOCK_TIMEOUT",
-    "CLAUDE_CONFIG_DIR",
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_AUTH_TOKEN",
-    "ANTHROPIC_ADMIN_KEY",
-    "CLAUDE_CODE_OAUTH_TOKEN",
-)
 ADVICE = "Delete it, or re-record it with VCR_MODE=record."
 KEY_SHAPED = "sk-ant-api03-" + "Ab3_-" * 8  # 40 characters after the prefix
 SECRET_ADVICE = (
@@ -68,39 +53,10 @@ SECRET_ADVICE = (
 )
 
 
-def patch_env(test: unittest.TestCase, **values: str) -> None:
-    """Patch os.environ for one test (restored on cleanup), vcr_kit's variables unset."""
-    patcher = mock.patch.dict(os.environ, values, clear=False)
-    patcher.start()
-    test.addCleanup(patcher.stop)
-    for name in _VCR_VARS:
-        if name not in values:
-            os.environ.pop(name, None)
-
-
-@contextmanager
-def working_dir(path: str | Path) -> Iterator[Path]:
-    old = os.getcwd()
-    os.chdir(path)
-    try:
-        yield Path.cwd()
-    finally:
-        os.chdir(old)
-
-
-def entries(folder: Path) -> list[str]:
-    """The folder's entries but the lock folder (which a lookup may create)."""
-    if not folder.exists():
-        return []
-    return sorted(name for name in os.listdir(folder) if name != LOCK_FOLDER)
-
-
 class StoreTestCase(unittest.TestCase):
     def setUp(self) -> None:
         patch_env(self)
-        tmp = tempfile.TemporaryDirectory()
-        self.addCleanup(tmp.cleanup)
-        self.dir = Path(tmp.name).resolve() / "fixtures"
+        self.dir = temp_dir(self) / "fixtures"
         self.path = self.dir / "answer-0123456789ab.json"
 
 

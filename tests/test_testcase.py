@@ -9,21 +9,17 @@ from __future__ import annotations
 
 import io
 import os
-import tempfile
 import unittest
-from pathlib import Path
 from typing import Any
-from unittest import mock
 
 import anthropic
 
 import vcr_kit
-from tests.loopback_server import LoopbackServer
+from tests.support import patch_env, start_server, temp_dir
 from vcr_kit import _intercept
 
 MODEL = "claude-opus-4-7"
 KEY = "sk-ant-test-" + "k" * 32
-_CLEARED = ("VCR_MODE", "VCR_RECORD", "FORCE_VCR", "VCR_FIXTURES_DIR", "CI", "ANTHROPIC_API_KEY")
 
 
 def ask_with_own_client(question: str) -> str:
@@ -57,16 +53,9 @@ def problems(result: unittest.TestResult) -> str:
 
 class MixinTestBase(unittest.TestCase):
     def setUp(self) -> None:
-        env = mock.patch.dict(os.environ, {"VCR_REPORT": "0"})
-        env.start()
-        self.addCleanup(env.stop)
-        for name in _CLEARED:
-            os.environ.pop(name, None)
-        self.server = LoopbackServer().start()
-        self.addCleanup(self.server.stop)
-        folder = tempfile.TemporaryDirectory()
-        self.addCleanup(folder.cleanup)
-        self.fixtures = Path(folder.name)
+        patch_env(self, VCR_REPORT="0")
+        self.server = start_server(self)
+        self.fixtures = temp_dir(self)
 
     def messages_requests(self) -> int:
         return len(self.server.requests_to("/v1/messages"))

@@ -7,10 +7,7 @@ modes and parallel recording, all with the real SDK against the loopback server.
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
-import shutil
-import tempfile
 import time
 import unittest
 from pathlib import Path
@@ -20,15 +17,8 @@ import anthropic
 import httpx2
 
 import vcr_kit
-from tests.loopback_server import LoopbackServer
-from tests.sdk_scenarios import (
-    MODEL,
-    WEATHER_TOOL,
-    fixture_files,
-    recording_key,
-    sent_key,
-    vcr_environ,
-)
+from tests.sdk_scenarios import MODEL, WEATHER_TOOL, fixture_files, recording_key, sent_key
+from tests.support import patch_env, reordered, run_spawned, start_server, temp_dir
 from vcr_kit import _journal
 from vcr_kit._http import rebuild_response, request_key, store_response
 
@@ -46,15 +36,6 @@ NEEDS_KEY = (
     "and run again."
 )
 PARALLEL_WORKERS = 4
-
-
-def reordered(value: Any) -> Any:
-    """The same JSON value with every object's keys in reverse order."""
-    if isinstance(value, dict):
-        return {k: reordered(value[k]) for k in reversed(list(value))}
-    if isinstance(value, list):
-        return [reordered(v) for v in value]
-    return value
 
 
 def raw_request(
@@ -82,11 +63,8 @@ class EnvTestCase(unittest.TestCase):
     """A clean vcr_kit environment and a temporary fixtures folder per test."""
 
     def setUp(self) -> None:
-        env = vcr_environ()
-        env.__enter__()
-        self.addCleanup(env.__exit__, None, None, None)
-        self.tmp = Path(tempfile.mkdtemp(prefix="vcr-transport-"))
-        self.addCleanup(shutil.rmtree, self.tmp)
+        patch_env(self)
+        self.tmp = temp_dir(self, prefix="vcr-transport-")
         self.fixtures = self.tmp / "fixtures"
         self.key = recording_key()
 
@@ -94,8 +72,7 @@ class EnvTestCase(unittest.TestCase):
 class ServerTestCase(EnvTestCase):
     def setUp(self) -> None:
         super().setUp()
-        self.server = LoopbackServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = start_server(self)
 
     def client(self, **options: Any) -> anthropic.Anthropic:
         options.setdefault("fixtures_dir", self.fixtures)
@@ -367,13 +344,9 @@ class CorruptFixtureTest(ServerTestCase):
 
 class AsyncMissTest(unittest.IsolatedAsyncioTestCase):
     def setUp(self) -> None:
-        env = vcr_environ()
-        env.__enter__()
-        self.addCleanup(env.__exit__, None, None, None)
-        self.tmp = Path(tempfile.mkdtemp(prefix="vcr-transport-"))
-        self.addCleanup(shutil.rmtree, self.tmp)
-        self.server = LoopbackServer().start()
-        self.addCleanup(self.server.stop)
+        patch_env(self)
+        self.tmp = temp_dir(self, prefix="vcr-transport-")
+        self.server = start_server(self)
 
     async def test_async_replay_miss_raises_fixture_missing_error_at_once(self) -> None:
         path = fixture_path(self.tmp, sdk_body("Never recorded, async"))
@@ -502,7 +475,7 @@ class StoredResponseTest(unittest.TestCase):
 
 
 def record_in_child(
-    fixtures: str, base_url: str, key: str, barrier: Any, results: Any
+    barrier: Any, results: Any, fixtures: str, base_url: str, key: str
 ) -> None:  # pragma: no cover - runs in a spawned process
     with vcr_kit.client(
         mode="auto", fixtures_dir=fixtures, base_url=base_url, api_key=key
@@ -517,24 +490,16 @@ def record_in_child(
 
 class ParallelRecordingTest(ServerTestCase):
     def test_same_request_from_four_processes_reaches_the_api_once(self) -> None:
-        context = multiprocessing.get_context("spawn")
-        barrier = context.Barrier(PARALLEL_WORKERS)
-        results = context.Queue()
-        workers = [
-            context.Process(
-                target=record_in_child,
-                args=(str(self.fixtures), self.server.url, self.key, barrier, results),
-            )
-            for _ in range(PARALLEL_WORKERS)
-        ]
-        for worker in workers:
-            worker.start()
-        answers = [results.get(timeout=120) for _ in workers]
-        for worker in workers:
-            worker.join(timeout=60)
-            self.assertEqual(worker.exitcode, 0)
-        results.close()
-        results.join_thread()
+        answers, exit_codes = run_spawned(
+            record_in_child,
+            PARALLEL_WORKERS,
+            str(self.fixtures),
+            self.server.url,
+            self.key,
+            timeout=120,
+        )
+        for exit_code in exit_codes:
+            self.assertEqual(exit_code, 0)
 
         self.assertEqual(len(self.server.requests_to("/v1/messages")), 1)
         self.assertEqual({text for _, _, text, _ in answers}, {"Echo: Once [[slow]]"})
