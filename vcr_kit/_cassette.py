@@ -12,7 +12,7 @@ import inspect
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from types import TracebackType
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from . import _journal
 from ._config import Mode, Settings, is_active, load_settings
@@ -23,11 +23,10 @@ from ._store import Document, Outcome, afetch, display_path, fetch, unreadable
 from .dehydrate import dehydrate_json, hydrate_json
 from .errors import FixtureMissingError, FixtureValueError
 
-T = TypeVar("T")
-Self = TypeVar("Self", bound="Recording[Any]")
+Self = TypeVar("Self", bound="Recording")
 
 
-class Recording(Generic[T]):
+class Recording:
     """Base of every cassette kind. Subclasses set ``kind`` and may override
     ``encode``/``decode``/``usage``; they get modes, locking and the journal for free."""
 
@@ -246,7 +245,7 @@ def fixture(
     *,
     mode: str | Mode | None = None,
     fixtures_dir: str | Path | None = None,
-) -> Recording[Any]:
+) -> Recording:
     """A generic content-addressed fixture for any JSON-able result.
 
     ``with fixture({"q": 1}, "answer") as f: value = f.play(compute)`` stores

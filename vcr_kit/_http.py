@@ -67,17 +67,12 @@ def request_key(request: httpx2.Request) -> tuple[str, dict[str, Any]]:
             import hashlib
 
             body = {"sha1": hashlib.sha1(body_bytes, usedforsecurity=False).hexdigest()}
-    stored: dict[str, Any] = {
-        "method": request.method,
-        "path": request.url.path,
-        "query": sorted(request.url.params.multi_items()),
-        "body": body,
-    }
+    stored: dict[str, Any] = {"method": request.method, "path": request.url.path, "body": body}
+    if request.url.query:  # parsed only when there is one (a GET with a limit, say)
+        stored["query"] = sorted(request.url.params.multi_items())
     for header in _KEYED_HEADERS:
         if header in request.headers:
             stored[header] = request.headers[header]
-    if not stored["query"]:
-        del stored["query"]
     return http_name(request.method, request.url.path, stored), stored
 
 

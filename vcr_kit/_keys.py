@@ -11,6 +11,7 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any, Final
 
 from .dehydrate import dehydrate, dehydrate_json, map_strings, normalize_for_token_count
@@ -123,6 +124,12 @@ def token_count_name(messages: Any, tools: Any) -> str:
 
 def http_name(method: str, path: str, key: Any) -> str:
     """``<method>-<path slug>-<12 hex>.json`` for a request seen by the transparent client."""
-    slug = re.sub(r"[^a-z0-9]+", "-", f"{method}-{path}".lower()).strip("-")[:80]
     digest = sha1_hex(canonical_json(key))[:_FIXTURE_HASH_LENGTH]
-    return validate_name(f"{slug}-{digest}")
+    return f"{_http_slug(method, path)}-{digest}{_JSON_SUFFIX}"
+
+
+@lru_cache(maxsize=256)
+def _http_slug(method: str, path: str) -> str:
+    # Validated once per endpoint: the digest appended to it is hex, so the name stays valid.
+    slug = re.sub(r"[^a-z0-9]+", "-", f"{method}-{path}".lower()).strip("-")[:80]
+    return validate_name(slug).removesuffix(_JSON_SUFFIX)

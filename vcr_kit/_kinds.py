@@ -43,7 +43,7 @@ def _stored_messages(messages: Iterable[Any]) -> list[dict[str, Any]]:
     return stored
 
 
-class MessageCassette(Recording[Any]):
+class MessageCassette(Recording):
     """``c.play(fn)`` where ``fn`` returns a ``Message``, a list of SDK objects, or raises
     an API error; replays the same types with fresh message ids."""
 
@@ -134,7 +134,7 @@ class StreamingCassette(MessageCassette):
         return decode_value(refresh_message_ids(response))
 
 
-class TokenCountCassette(Recording[Any]):
+class TokenCountCassette(Recording):
     """``c.play(fn)`` for ``count_tokens``; keyed with the deeper normalisation
     (cwd slug, UUIDs, timestamps) so the key is the same on every machine and run."""
 
