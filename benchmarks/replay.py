@@ -49,7 +49,7 @@ def answer_body(text: str, i: int) -> bytes:
 
 def mock_transport(bodies: dict[str, bytes]) -> httpx2.MockTransport:
     def handle(request: httpx2.Request) -> httpx2.Response:
-        text = json.loads(request.content)["messages"][0]["content"]
+        text = json.loads(request.content)["messages"][-1]["content"]
         return httpx2.Response(
             200,
             headers={"content-type": "application/json", "request-id": "req_bench"},
@@ -59,9 +59,25 @@ def mock_transport(bodies: dict[str, bytes]) -> httpx2.MockTransport:
     return httpx2.MockTransport(handle)
 
 
+#: Earlier turns sent before each question (``--history``): agents send the whole
+#: conversation every call, so the request is usually much larger than the answer.
+HISTORY: list[dict[str, Any]] = []
+
+
+def history(turns: int) -> list[dict[str, Any]]:
+    said = "Here is some earlier context about the project and its many files. " * 4
+    return [
+        {"role": role, "content": f"Turn {n} ({role}): {said}"}
+        for n in range(turns)
+        for role in ("user", "assistant")
+    ]
+
+
 def call(client: anthropic.Anthropic, i: int) -> Any:
     return client.messages.create(
-        model=MODEL, max_tokens=64, messages=[{"role": "user", "content": prompt(i)}]
+        model=MODEL,
+        max_tokens=64,
+        messages=[*HISTORY, {"role": "user", "content": prompt(i)}],
     )
 
 
@@ -108,9 +124,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=300, help="calls per round")
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--sizes", default="10,100,1000")
+    parser.add_argument("--history", type=int, default=0, help="earlier turns in each request")
     args = parser.parse_args(argv)
     os.environ["VCR_REPORT"] = "0"
-    print(f"anthropic {anthropic.__version__}, Python {sys.version.split()[0]}")
+    HISTORY[:] = history(args.history)
+    request_bytes = len(json.dumps([*HISTORY, {"role": "user", "content": prompt(0)}]))
+    print(
+        f"anthropic {anthropic.__version__}, Python {sys.version.split()[0]}, "
+        f"{args.history} earlier turns ({request_bytes} bytes of messages)"
+    )
     print(f"{'fixtures':>8}  {'SDK alone':>10}  {'vcr_kit':>10}  ratio")
     for size in (int(s) for s in args.sizes.split(",")):
         base, vcr = measure(size, args.calls, args.rounds)

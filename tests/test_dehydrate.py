@@ -6,6 +6,7 @@ the properties (idempotence, no-trigger strings untouched, hydrate undoes dehydr
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 import unittest
@@ -28,6 +29,7 @@ from vcr_kit.dehydrate import (
     dehydrate_json,
     hydrate,
     hydrate_json,
+    json_text_may_change,
     map_strings,
     normalize_for_token_count,
     user_rules,
@@ -481,6 +483,43 @@ class DehydratePropertiesTest(unittest.TestCase):
     ) -> None:
         s = template.replace("{cwd}", paths["cwd"])
         self.assertEqual(hydrate(dehydrate(s, **paths), **paths), s)
+
+
+json_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), sprinkled),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=6), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+class JsonTextGateTest(unittest.TestCase):
+    """``json_text_may_change`` lets the key skip the walk; it must never skip a change."""
+
+    def setUp(self) -> None:
+        patch_env(self)
+
+    @PROPERTY_SETTINGS
+    @given(json_values, st.booleans(), st.sampled_from([POSIX, WINDOWS]))
+    def test_a_text_said_unchanged_is_unchanged_by_the_walk(
+        self, value: Any, ascii_only: bool, paths: dict[str, str]
+    ) -> None:
+        text = json.dumps(value, ensure_ascii=ascii_only)
+        if not json_text_may_change(text, **paths):
+            self.assertEqual(dehydrate_json(value, **paths), value)
+
+    def test_plain_conversations_skip_and_patterned_ones_do_not(self) -> None:
+        plain = json.dumps({"messages": [{"role": "user", "content": "Hi, there é"}]})
+        self.assertFalse(json_text_may_change(plain, **POSIX))
+        for content in ('<x num_files="3"/>', f"see {POSIX['cwd']}/a.py"):
+            with self.subTest(content=content):
+                text = json.dumps({"messages": [{"content": content}]})
+                self.assertTrue(json_text_may_change(text, **POSIX))
+        # Windows paths hold backslashes, which JSON escapes: always walk.
+        self.assertTrue(json_text_may_change(plain, **WINDOWS))
+        # A writer that escapes "/" could hide a path: walk.
+        self.assertTrue(json_text_may_change('{"a": "\\/x"}', **POSIX))
 
 
 class ModuleSurfaceTest(unittest.TestCase):

@@ -58,7 +58,9 @@ class BenchmarkTest(unittest.TestCase):
         )
         self.assertEqual(done.returncode, 0, done.stderr)
         lines = done.stdout.splitlines()
-        self.assertRegex(lines[0], r"^anthropic \S+, Python \S+$")
+        self.assertRegex(
+            lines[0], r"^anthropic \S+, Python \S+, 0 earlier turns \(\d+ bytes of messages\)$"
+        )
         self.assertEqual(lines[1].split(), ["fixtures", "SDK", "alone", "vcr_kit", "ratio"])
         for line, size in zip(lines[2:], (3, 6), strict=True):
             self.assertRegex(line, rf"^\s+{size}\s+\d+us\s+\d+us\s+\d+\.\d\dx$")

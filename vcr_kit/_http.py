@@ -31,7 +31,7 @@ from ._sdk import (
     stabilize_ids,
 )
 from ._store import Document, Outcome, afetch, fetch, unreadable
-from .dehydrate import dehydrate_json, hydrate_json, placeholders
+from .dehydrate import dehydrate_json, hydrate_json, json_text_may_change, placeholders
 from .errors import FixtureMissingError, VCRError
 
 #: Response headers worth keeping; every other one is volatile or re-derived.
@@ -61,7 +61,10 @@ def request_key(request: httpx2.Request) -> tuple[str, dict[str, Any]]:
         body = None
     else:
         try:
-            body = dehydrate_json(json.loads(body_bytes))
+            text = body_bytes.decode("utf-8")
+            body = json.loads(text)
+            if json_text_may_change(text):  # most requests: one scan, no walk
+                body = dehydrate_json(body)
         except (UnicodeDecodeError, json.JSONDecodeError):
             # Not JSON (a file upload): key on the bytes, store only their hash.
             import hashlib

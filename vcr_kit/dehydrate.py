@@ -36,6 +36,7 @@ __all__ = [
     "dehydrate_json",
     "hydrate",
     "hydrate_json",
+    "json_text_may_change",
     "map_strings",
     "normalize_for_token_count",
     "placeholders",
@@ -265,6 +266,13 @@ def _gate(
 ) -> re.Pattern[str] | None:
     """A regex that matches every string that some rule could change, or None when a
     rule has no literal to look for (then every string goes through every rule)."""
+    literals = _gate_literals(rules, path_items)
+    return None if literals is None else _alternation(literals)
+
+
+def _gate_literals(
+    rules: tuple[AnyRule, ...], path_items: tuple[tuple[str, str], ...]
+) -> tuple[str, ...] | None:
     paths = dict(path_items)
     literals: list[str] = []
     for rule in rules:
@@ -278,6 +286,10 @@ def _gate(
             compiled = _path_regex(rule.path(paths))
             if compiled is not None:
                 literals.extend(compiled[1])
+    return tuple(literals)
+
+
+def _alternation(literals: tuple[str, ...]) -> re.Pattern[str] | None:
     return re.compile("|".join(re.escape(literal) for literal in literals)) if literals else None
 
 
@@ -357,6 +369,46 @@ def map_strings(value: Any, fn: Callable[[str], str]) -> Any:
     if isinstance(value, list):
         return [map_strings(v, fn) for v in value]
     return value
+
+
+def json_text_may_change(
+    text: str,
+    *,
+    cwd: str | None = None,
+    config_home: str | None = None,
+    rules: Sequence[AnyRule] | None = None,
+) -> bool:
+    """Whether ``dehydrate_json`` could change the JSON document whose text is ``text``.
+
+    A few substring searches of the text instead of a walk over every string: a
+    request carries the whole conversation, and most contain none of the patterns.
+    False only when that is certain: every rule has a literal to look for, and each
+    literal is printable ASCII without quote or backslash, which JSON writers put in
+    the text as it is. The one exception, ``/`` written as ``\\/`` by some writers,
+    sends the text down the walk.
+    """
+    active = tuple(_active_rules(rules))
+    paths = _resolve_paths(active, cwd, config_home)
+    literals = _text_literals(active, tuple(paths.items()))
+    if literals is None or "\\/" in text:
+        return True
+    # `in` per literal, not one alternation regex: on a long text, a handful of C
+    # substring searches beat the regex engine trying every literal at every position.
+    return any(literal in text for literal in literals)
+
+
+@lru_cache(maxsize=32)
+def _text_literals(
+    rules: tuple[AnyRule, ...], path_items: tuple[tuple[str, str], ...]
+) -> tuple[str, ...] | None:
+    literals = _gate_literals(rules, path_items)
+    if literals is None or not all(_JSON_INERT.fullmatch(literal) for literal in literals):
+        return None
+    return literals
+
+
+# Characters that JSON writes as they are: no quote, backslash, control or non-ASCII.
+_JSON_INERT: Final = re.compile(r"[\x20-\x21\x23-\x5b\x5d-\x7e]*")
 
 
 def dehydrate_json(
