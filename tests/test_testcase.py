@@ -241,6 +241,45 @@ class JournalAndHelpersTest(MixinTestBase):
         )
 
 
+class NoKeyTest(MixinTestBase):
+    def test_without_a_key_a_miss_says_so_and_nothing_is_sent(self) -> None:
+        fixtures = self.fixtures
+        url = self.server.url
+        messages: list[str] = []
+
+        class NoKey(vcr_kit.VCRTestCase):
+            vcr_fixtures_dir = fixtures
+            vcr_mode = "auto"
+
+            def test_it(self) -> None:
+                # The test's stand-in key is set: both clients must know it is no key.
+                self.assertTrue(os.environ["ANTHROPIC_API_KEY"])
+                for make in (lambda: vcr_kit.client(base_url=url), self._own_client):
+                    with make() as client, self.assertRaises(vcr_kit.FixtureMissingError) as caught:
+                        client.messages.create(
+                            model=MODEL, max_tokens=10, messages=[{"role": "user", "content": "k"}]
+                        )
+                    messages.append(str(caught.exception))
+
+            def _own_client(self) -> anthropic.Anthropic:
+                return anthropic.Anthropic(base_url=url, max_retries=0)
+
+        result = run_case(NoKey)
+        self.assertTrue(result.wasSuccessful(), problems(result))
+        self.assertEqual(len(messages), 2)
+        for message in messages:
+            self.assertTrue(message.startswith("Fixture missing: "), message)
+            self.assertTrue(
+                message.endswith(
+                    "Recording it needs an API key: set ANTHROPIC_API_KEY (in the environment "
+                    "or in .env) and run again."
+                ),
+                message,
+            )
+        self.assertEqual(self.server.log, [])
+        self.assertEqual(list(fixtures.glob("*.json")), [])
+
+
 class AsyncMixinTest(MixinTestBase):
     def test_isolated_asyncio_test_case_records_then_replays(self) -> None:
         fixtures = self.fixtures

@@ -248,13 +248,14 @@ class HttpRecorder:
     ) -> httpx2.Response:
         if outcome is None:  # pragma: no cover - the recorder raises instead of declining
             raise RuntimeError(f"nothing recorded for {path}")
+        try:
+            response = rebuild_response(outcome.doc["response"], request)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise unreadable(path, f"{type(exc).__name__}: {exc}") from exc
         cost = add_usage(outcome.doc.get("usage") or [])
         event = _journal.Event.RECORDED if outcome.recorded else _journal.Event.REPLAYED
         _journal.note(event, path, cost)
-        try:
-            return rebuild_response(outcome.doc["response"], request)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise unreadable(path, f"{type(exc).__name__}: {exc}") from exc
+        return response
 
     def handle(self, request: httpx2.Request, live: LiveSend) -> httpx2.Response:
         """The answer to ``request``: replayed, or recorded by calling ``live``."""

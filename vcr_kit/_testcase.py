@@ -22,7 +22,7 @@ from ._config import Mode, activated, load_dotenv_once
 from ._http import HttpRecorder
 from ._intercept import intercepting
 from ._store import display_path
-from ._transport import _CREDENTIAL_VARS, REPLAY_API_KEY, async_client, client
+from ._transport import REPLAY_API_KEY, async_client, client, has_real_credentials
 
 if TYPE_CHECKING:  # aliased: the mixin's `anthropic` property would shadow the module
     import anthropic as sdk
@@ -35,7 +35,7 @@ def _replay_credentials() -> Iterator[bool]:
     """Yield whether a real key is set; if none is, set a dummy one for the test, so
     that ``anthropic.Anthropic()`` in the code under test can be built and replayed."""
     load_dotenv_once()
-    if any(os.environ.get(name) for name in _CREDENTIAL_VARS):
+    if has_real_credentials():
         yield True
         return
     os.environ["ANTHROPIC_API_KEY"] = REPLAY_API_KEY

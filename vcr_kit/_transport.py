@@ -74,12 +74,18 @@ class VCRTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
 def _credentials(kwargs: dict[str, Any]) -> bool:
     """Whether the client will have a real credential; if not, give it the dummy key."""
     load_dotenv_once()
-    if kwargs.get("api_key") or kwargs.get("auth_token"):
+    if kwargs.get("api_key") not in (None, "", REPLAY_API_KEY) or kwargs.get("auth_token"):
         return True
-    if any(os.environ.get(name) for name in _CREDENTIAL_VARS):
+    if has_real_credentials():
         return True
     kwargs["api_key"] = REPLAY_API_KEY
     return False
+
+
+def has_real_credentials() -> bool:
+    """A key in the environment that is not vcr_kit's own stand-in (set during tests)."""
+    values = (os.environ.get(name) for name in _CREDENTIAL_VARS)
+    return any(value and value != REPLAY_API_KEY for value in values)
 
 
 def _check_kwargs(kwargs: dict[str, Any]) -> None:
