@@ -88,7 +88,7 @@ def _live_events(source: Any) -> Iterator[Any]:
         yield from source
 
 
-async def _alive_events(source: Any) -> AsyncIterator[Any]:
+async def _async_live_events(source: Any) -> AsyncIterator[Any]:
     if hasattr(source, "__aenter__") and not hasattr(source, "__aiter__"):
         async with source as stream:
             async for event in stream:
@@ -117,7 +117,7 @@ class StreamingCassette(MessageCassette):
     async def _aiterate(self, fn: Callable[[], Any]) -> AsyncIterator[Any]:
         if not self.active:
             _journal.note(_journal.Event.PASSED_THROUGH, None)
-            async for event in _alive_events(await _maybe_await(fn())):
+            async for event in _async_live_events(await _maybe_await(fn())):
                 yield event
             return
         for event in await self._areplay_or_record(fn):
@@ -127,7 +127,7 @@ class StreamingCassette(MessageCassette):
         return list(_live_events(fn()))
 
     async def acollect(self, fn: Callable[[], Any]) -> Any:
-        return [event async for event in _alive_events(await _maybe_await(fn()))]
+        return [event async for event in _async_live_events(await _maybe_await(fn()))]
 
     def decode(self, response: Any) -> Any:
         # Stream events are not top-level responses: no request id on each of them.
