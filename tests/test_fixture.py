@@ -305,6 +305,26 @@ class FileContentTest(FixtureTestCase):
         self.assertEqual(self.expected_path.read_bytes(), first)
         self.assertEqual(entries(self.dir), [self.expected_path.name])
 
+    def test_an_answer_that_differs_only_in_request_ids_keeps_the_file(self) -> None:
+        def answer(request_id: str, text: str = "no") -> dict[str, str]:
+            return {"error": f"{text} (request {request_id})", "request_id": request_id}
+
+        self.make("record").play(lambda: answer("req_first1"))
+        first = self.expected_path.read_bytes()
+        os.utime(self.expected_path, ns=(1, 1))
+
+        # What the caller gets is what the file says, as a replay would give it.
+        self.assertEqual(
+            self.make("record").play(lambda: answer("req_second2")), answer("req_first1")
+        )
+        self.assertEqual(self.expected_path.read_bytes(), first)
+        self.assertEqual(self.expected_path.stat().st_mtime_ns, 1)  # not even rewritten
+
+        self.assertEqual(
+            self.make("record").play(lambda: answer("req_3", "yes")), answer("req_3", "yes")
+        )
+        self.assertNotEqual(self.expected_path.read_bytes(), first)
+
 
 class CorruptTest(FixtureTestCase):
     ROWS = (

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import tempfile
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from filelock import FileLock, Timeout
 
 from ._config import Mode, Settings
 from ._secrets import scan_for_secrets
+from .dehydrate import map_strings
 from .errors import (
     FixtureCorruptError,
     FixtureMissingError,
@@ -246,8 +248,33 @@ def _lookup(path: Path, settings: Settings, request: Any) -> Document | None:
 def _save(path: Path, doc: Document | None, secrets: Iterable[tuple[str, str]]) -> Outcome | None:
     if doc is None:
         return None
+    doc = {FORMAT_KEY: FORMAT_VERSION, **doc}
+    kept = _same_answer_on_disk(path, doc)
+    if kept is not None:  # a re-record that changed nothing changes no byte
+        return Outcome(kept, recorded=True)
     write_document(path, doc, secrets)
-    return Outcome({FORMAT_KEY: FORMAT_VERSION, **doc}, recorded=True)
+    return Outcome(doc, recorded=True)
+
+
+# An error keeps the request id the API gave it (it is what one quotes to Anthropic),
+# so a re-recorded error differs from the file in that id alone.
+_REQUEST_ID = re.compile(r"req_[A-Za-z0-9_]+")
+
+
+def _same_answer_on_disk(path: Path, doc: Document) -> Document | None:
+    """The fixture on disk if it says what ``doc`` says but for request ids, else None."""
+    try:
+        old = read_document(path)
+    except (FixtureCorruptError, OSError):
+        return None
+    if old is None:
+        return None
+    return old if _mask_request_ids(old) == _mask_request_ids(doc) else None
+
+
+def _mask_request_ids(value: Any) -> Any:
+    # Also inside text: the SDK's error message quotes the body, request id included.
+    return map_strings(value, lambda s: _REQUEST_ID.sub("req_", s) if "req_" in s else s)
 
 
 def fetch(
