@@ -167,8 +167,8 @@ def write_document(path: Path, doc: Document, secrets: Iterable[tuple[str, str]]
             path,
         ) from None
     try:
-        os.chmod(temp_name, 0o644)  # mkstemp makes 0600; a fixture is shared, committed data
-        with os.fdopen(fd, "wb") as handle:
+        with os.fdopen(fd, "wb") as handle:  # owns fd from here: closed whatever happens
+            os.chmod(temp_name, 0o644)  # mkstemp makes 0600; a fixture is shared, committed data
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
