@@ -251,6 +251,14 @@ def _resolve_paths(rules: Iterable[AnyRule], cwd: str | None, home: str | None) 
     return {rule.name: rule.path(given) for rule in rules if isinstance(rule, PathRule)}
 
 
+def _prepared(
+    rules: Sequence[AnyRule] | None, cwd: str | None, home: str | None
+) -> tuple[tuple[AnyRule, ...], dict[str, str]]:
+    """The rules in force and their paths, resolved once for a whole call."""
+    active = tuple(_active_rules(rules))
+    return active, _resolve_paths(active, cwd, home)
+
+
 def _dehydrate_with(s: str, rules: tuple[AnyRule, ...], paths: Paths) -> str:
     gate = _gate(rules, tuple(paths.items()))
     if gate is not None and not gate.search(s):
@@ -313,8 +321,7 @@ def dehydrate(
     ``cwd`` and ``config_home`` default to this machine's; pass them to dehydrate
     text from elsewhere (tests use Windows paths on Linux this way).
     """
-    active = tuple(_active_rules(rules))
-    return _dehydrate_with(s, active, _resolve_paths(active, cwd, config_home))
+    return _dehydrate_with(s, *_prepared(rules, cwd, config_home))
 
 
 def hydrate(
@@ -327,8 +334,7 @@ def hydrate(
     """Put this machine's values back in place of the placeholders ``dehydrate`` left."""
     if "[" not in s:
         return s
-    active = tuple(_active_rules(rules))
-    return _hydrate_with(s, active, _resolve_paths(active, cwd, config_home))
+    return _hydrate_with(s, *_prepared(rules, cwd, config_home))
 
 
 def placeholders(rules: Sequence[AnyRule] | None = None) -> tuple[str, ...]:
@@ -387,8 +393,7 @@ def json_text_may_change(
     the text as it is. The one exception, ``/`` written as ``\\/`` by some writers,
     sends the text down the walk.
     """
-    active = tuple(_active_rules(rules))
-    paths = _resolve_paths(active, cwd, config_home)
+    active, paths = _prepared(rules, cwd, config_home)
     literals = _text_literals(active, tuple(paths.items()))
     if literals is None or "\\/" in text:
         return True
@@ -419,8 +424,7 @@ def dehydrate_json(
     rules: Sequence[AnyRule] | None = None,
 ) -> Any:
     """``dehydrate`` every string inside a JSON value."""
-    active = tuple(_active_rules(rules))
-    paths = _resolve_paths(active, cwd, config_home)
+    active, paths = _prepared(rules, cwd, config_home)
     return map_strings(value, lambda s: _dehydrate_with(s, active, paths))
 
 
