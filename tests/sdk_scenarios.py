@@ -212,6 +212,18 @@ def tool_turns(first: Any) -> list[dict[str, Any]]:
     ]
 
 
+def thinking_view(seen: Seen, thought: Any) -> dict[str, Any]:
+    """The thinking answer as observed: the message, and each thinking block's signature."""
+    return {
+        **seen.message(thought),
+        "thinking": [
+            {"thinking": b.thinking, "signature": b.signature}
+            for b in thought.content
+            if b.type == "thinking"
+        ],
+    }
+
+
 def tool_view(seen: Seen, first: Any, second: Any) -> dict[str, Any]:
     (tool_use,) = [block for block in first.content if block.type == "tool_use"]
     return {
@@ -308,14 +320,7 @@ def run_sync(calls: SyncCalls, seen: Seen) -> dict[str, Any]:
     obs["tool_use"] = tool_view(seen, first, second)
 
     thought = calls.create(user(PROMPTS["thinking"]), thinking=THINKING)
-    obs["thinking"] = {
-        **seen.message(thought),
-        "thinking": [
-            {"thinking": b.thinking, "signature": b.signature}
-            for b in thought.content
-            if b.type == "thinking"
-        ],
-    }
+    obs["thinking"] = thinking_view(seen, thought)
 
     try:
         calls.create(user(PROMPTS["error:sync"]))
@@ -423,14 +428,7 @@ async def run_async(calls: AsyncCalls, seen: Seen) -> dict[str, Any]:
     obs["tool_use"] = tool_view(seen, first, second)
 
     thought = await calls.create(user(PROMPTS["thinking"]), thinking=THINKING)
-    obs["thinking"] = {
-        **seen.message(thought),
-        "thinking": [
-            {"thinking": b.thinking, "signature": b.signature}
-            for b in thought.content
-            if b.type == "thinking"
-        ],
-    }
+    obs["thinking"] = thinking_view(seen, thought)
 
     try:
         await calls.create(user(PROMPTS["error:async"]))
