@@ -11,9 +11,12 @@ and vcr_kit never imports an HTTP library that the SDK does not use.
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import re
 import sys
 from functools import lru_cache
 from importlib import metadata
+from pathlib import Path
 from types import ModuleType
 from typing import Any, Final
 
@@ -26,14 +29,30 @@ SDK_LIBRARY_NAMES: Final = ("httpx2", "httpx")
 @lru_cache(maxsize=1)
 def sdk_library_name() -> str:
     """``"httpx2"`` for anthropic >= 1.0, ``"httpx"`` for 0.x."""
-    try:
-        version = metadata.version("anthropic")
-    except metadata.PackageNotFoundError:  # an unusual install: ask the module itself
-        import anthropic
-
-        version = anthropic.__version__
+    version = _sdk_version_text()
     major = version.split(".", 1)[0]
     return "httpx" if major == "0" else "httpx2"
+
+
+def _sdk_version_text() -> str:
+    # anthropic/_version.py holds one assignment; reading it costs a file read, where
+    # importlib.metadata scans every installed distribution (a tenth of a second).
+    spec = importlib.util.find_spec("anthropic")
+    origin = spec.origin if spec is not None else None
+    if origin:
+        try:
+            text = (Path(origin).parent / "_version.py").read_text(encoding="utf-8")
+        except OSError:
+            text = ""
+        found = re.search(r"__version__\s*=\s*[\"']([^\"']+)", text)
+        if found:
+            return found.group(1)
+    try:
+        return metadata.version("anthropic")
+    except metadata.PackageNotFoundError:
+        raise ImportError(
+            "vcr_kit needs the anthropic SDK: pip install 'anthropic>=0.93'"
+        ) from None
 
 
 def sdk_library() -> ModuleType:
