@@ -130,7 +130,7 @@ class ModesTest(FixtureTestCase):
         self.assertFalse(f.replayed)
         self.assertEqual(entries(self.dir), [])
 
-    def test_replay_miss_relative_path_and_near_miss_hint(self) -> None:
+    def test_replay_miss_absolute_path_and_near_miss_hint(self) -> None:
         with working_dir(self.tmp):
             recorded = fixture(
                 {"question": "What is 2+2?"}, "answer", mode="auto", fixtures_dir="fixtures"
@@ -143,7 +143,7 @@ class ModesTest(FixtureTestCase):
                 missing.play(Counter(5))
             lines = str(caught.exception).split("\n")
             self.assertEqual(
-                lines[0], f"Fixture missing: fixtures/{missing.path.name}{MISSING_TAIL}"
+                lines[0], f"Fixture missing: {missing.path}{MISSING_TAIL}"
             )
             self.assertEqual(lines[1], f"Nearest recorded fixture: fixtures/{recorded.path.name}.")
             self.assertIn("What differs:", lines)

@@ -200,11 +200,11 @@ class PathsAndMessagesTest(StoreTestCase):
             self.assertEqual(display_path(Path("/elsewhere/a.json")), "/elsewhere/a.json")
 
     def test_missing_message(self) -> None:
-        with working_dir(self.dir.parent):
+        with working_dir(self.dir.parent):  # absolute even below the cwd
             self.assertEqual(
                 missing_message(Path.cwd() / "fixtures" / "a3f2b1-c9d8e7.json"),
-                "Fixture missing: fixtures/a3f2b1-c9d8e7.json. Re-run the tests with "
-                "VCR_RECORD=1, then commit the result.",
+                f"Fixture missing: {Path.cwd() / 'fixtures' / 'a3f2b1-c9d8e7.json'}. Re-run the "
+                "tests with VCR_RECORD=1, then commit the result.",
             )
         self.assertEqual(
             missing_message(Path("/x/a.json"), "Nearest recorded fixture: b.json."),

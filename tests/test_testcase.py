@@ -145,10 +145,15 @@ class InterceptionTest(MixinTestBase):
         self.assertEqual(self.messages_requests(), before + 1)
         self.assertEqual(len(list(fixtures.glob("*.json"))), 2)
 
-    def test_clients_with_their_own_http_client_are_not_intercepted(self) -> None:
+    def test_clients_with_their_own_http_client_are_intercepted_too(self) -> None:
+        # langchain-anthropic hands the SDK a DefaultHttpxClient subclass, pydantic-ai a
+        # plain httpx2 client: the seam is the library's transport, so both are covered.
         fixtures = self.fixtures
         os.environ.update({"ANTHROPIC_API_KEY": KEY, "VCR_MODE": "auto"})
         url = self.server.url
+
+        class OwnHttpClient(anthropic.DefaultHttpxClient):
+            pass
 
         class Custom(vcr_kit.VCRTestCase):
             vcr_fixtures_dir = fixtures
@@ -156,13 +161,17 @@ class InterceptionTest(MixinTestBase):
             def test_it(self) -> None:
                 import httpx2
 
-                with anthropic.Anthropic(base_url=url, http_client=httpx2.Client()) as client:
-                    client.messages.create(
-                        model=MODEL, max_tokens=10, messages=[{"role": "user", "content": "x"}]
-                    )
+                for http_client in (httpx2.Client(), OwnHttpClient()):
+                    with anthropic.Anthropic(base_url=url, http_client=http_client) as client:
+                        client.messages.create(
+                            model=MODEL, max_tokens=10, messages=[{"role": "user", "content": "x"}]
+                        )
+                self.assertRecorded(1)
+                self.assertReplayed(1)
 
-        self.assertTrue(run_case(Custom).wasSuccessful())
-        self.assertEqual(list(fixtures.glob("*.json")), [])
+        result = run_case(Custom)
+        self.assertTrue(result.wasSuccessful(), problems(result))
+        self.assertEqual(len(list(fixtures.glob("*.json"))), 1)
         self.assertEqual(self.messages_requests(), 1)
 
 

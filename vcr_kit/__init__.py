@@ -15,7 +15,7 @@ from ._kinds import (
 )
 from ._prices import Price
 from ._testcase import VCRMixin, VCRTestCase
-from ._transport import VCRTransport, async_client, client
+from ._transport import async_client, client
 from .errors import (
     ConfigError,
     FixtureCorruptError,
@@ -28,6 +28,16 @@ from .errors import (
 )
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> object:
+    # VCRTransport extends the transport classes of the SDK's own HTTP library (httpx2,
+    # or httpx for anthropic 0.x): built on first use, so importing vcr_kit imports neither.
+    if name == "VCRTransport":
+        from ._transport import transport_class
+
+        return transport_class()
+    raise AttributeError(f"module 'vcr_kit' has no attribute {name!r}")
 
 __all__ = [
     "ConfigError",

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum
+from functools import lru_cache
 from pathlib import Path
 from typing import Final
 
@@ -43,9 +44,10 @@ _dotenv_loaded: list[bool] = []  # a one-shot flag without a `global` statement
 # the case was built, and code under test may call the API from its own threads.
 _active_tests = [0]
 _active_lock = threading.Lock()
-# The running test class's options (vcr_mode, vcr_fixtures_dir): every cassette and
-# client in the test uses them unless given its own.
-_test_defaults: list[tuple[str | Mode | None, str | None]] = []
+# The running test's options (vcr_mode, vcr_fixtures_dir) and its project root (found
+# from the test's own file): every cassette and client in the test uses them unless
+# given its own.
+_test_defaults: list[tuple[str | Mode | None, str | None, Path | None]] = []
 
 
 def truthy(value: str | None) -> bool:
@@ -108,8 +110,9 @@ def load_settings(
     """
     load_dotenv_once()
     env = os.environ
+    test_root: Path | None = None
     if _test_defaults:
-        test_mode, test_dir = _test_defaults[-1]
+        test_mode, test_dir, test_root = _test_defaults[-1]
         mode = test_mode if mode is None else mode
         fixtures_dir = test_dir if fixtures_dir is None else fixtures_dir
     ci_locked = truthy(env.get("CI")) and not truthy(env.get("VCR_RECORD"))
@@ -121,10 +124,18 @@ def load_settings(
     else:
         resolved = Mode.REPLAY if ci_locked else Mode.AUTO
 
-    folder = env.get("VCR_FIXTURES_DIR") if fixtures_dir is None else os.fspath(fixtures_dir)
-    root = Path(folder) if folder else project_root() / "fixtures"
-    if not root.is_absolute():
-        root = Path.cwd() / root
+    # A folder written in code is relative to the test's project (not to wherever the
+    # run was started from); one from the environment is relative to the cwd, like
+    # any path typed in a shell.
+    base = test_root or project_root()
+    if fixtures_dir is not None:
+        root = Path(os.fspath(fixtures_dir))
+        if not root.is_absolute():
+            root = base / root
+    elif env.get("VCR_FIXTURES_DIR"):
+        root = Path.cwd() / env["VCR_FIXTURES_DIR"]
+    else:
+        root = base / "fixtures"
 
     timeout_text = env.get("VCR_LOCK_TIMEOUT")
     try:
@@ -153,14 +164,29 @@ def is_active(settings: Settings | None = None) -> bool:
     return settings.forced
 
 
+def test_project_root(test_file: str | os.PathLike[str] | None) -> Path | None:
+    """The project a test file belongs to (None when the file is unknown)."""
+    if not test_file:
+        return None
+    return _project_root_of(os.fspath(Path(test_file).parent))
+
+
+@lru_cache(maxsize=256)
+def _project_root_of(folder: str) -> Path:
+    return project_root(Path(folder))
+
+
 @contextmanager
 def activated(
-    mode: str | Mode | None = None, fixtures_dir: str | os.PathLike[str] | None = None
+    mode: str | Mode | None = None,
+    fixtures_dir: str | os.PathLike[str] | None = None,
+    root: Path | None = None,
 ) -> Iterator[None]:
-    """Mark the time a test runs as one where vcr_kit is active, with its defaults."""
+    """Mark the time a test runs as one where vcr_kit is active, with its defaults;
+    ``root`` is the test's project (its fixtures folder is found from there)."""
     if mode is not None:
         parse_mode(mode, "vcr_mode")  # fail at the start of the test, not at the first call
-    defaults = (mode, None if fixtures_dir is None else os.fspath(fixtures_dir))
+    defaults = (mode, None if fixtures_dir is None else os.fspath(fixtures_dir), root)
     with _active_lock:
         _active_tests[0] += 1
         _test_defaults.append(defaults)

@@ -13,26 +13,27 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Awaitable, Callable
+import threading
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Final
-
-import httpx2
+from typing import TYPE_CHECKING, Any, Final
 
 from . import _journal
 from ._config import Mode, Settings, load_settings
 from ._cost import add_usage, usage_entries
+from ._httplib import library_of
+from ._ids import give_ids_text, quoted_tokens, stabilizer
 from ._keys import http_name
-from ._sdk import (
-    RECORDED_REQUEST_ID,
-    fresh_request_id,
-    is_transient,
-    refresh_message_ids_text,
-    stabilize_ids,
-)
+from ._sdk import RECORDED_REQUEST_ID, fresh_request_id, is_transient
+from ._sdkpatch import REPLAY_API_KEY, deliver
 from ._store import Document, Outcome, afetch, fetch, unreadable
 from .dehydrate import dehydrate_json, hydrate_json, json_text_may_change, placeholders
 from .errors import FixtureMissingError, VCRError
+
+if TYPE_CHECKING:  # at run time a request may be httpx2's or httpx's (anthropic 0.x): same API
+    import httpx2
 
 #: Response headers worth keeping; every other one is volatile or re-derived.
 _KEPT_HEADERS: Final = ("content-type", "request-id")
@@ -42,8 +43,39 @@ _SSE: Final = "text/event-stream"
 #: SSE ``error`` events of these types are transient, like a 529 before the stream.
 _TRANSIENT_ERROR_TYPES: Final = frozenset({"overloaded_error", "api_error", "rate_limit_error"})
 
-LiveSend = Callable[[httpx2.Request], httpx2.Response]
-AsyncLiveSend = Callable[[httpx2.Request], Awaitable[httpx2.Response]]
+LiveSend = Callable[["httpx2.Request"], "httpx2.Response"]
+AsyncLiveSend = Callable[["httpx2.Request"], Awaitable["httpx2.Response"]]
+
+#: Set while vcr_kit itself calls the API (recording, passing through), so that the
+#: transport seam lets that call reach the network instead of recording it twice.
+_live_call: ContextVar[bool] = ContextVar("vcr_kit_live_call", default=False)
+#: How many live calls vcr_kit is making right now, in any thread: the connection
+#: guard lets their host look-ups through (asyncio resolves names in a thread pool,
+#: where the context variable above is not visible).
+_live_calls_in_flight = [0]
+_in_flight_lock = threading.Lock()
+
+
+def in_live_call() -> bool:
+    return _live_call.get()
+
+
+def live_calls_in_flight() -> int:
+    return _live_calls_in_flight[0]
+
+
+@contextmanager
+def live_call() -> Iterator[None]:
+    """Mark the block as vcr_kit's own call to the API."""
+    token = _live_call.set(True)
+    with _in_flight_lock:
+        _live_calls_in_flight[0] += 1
+    try:
+        yield
+    finally:
+        with _in_flight_lock:
+            _live_calls_in_flight[0] -= 1
+        _live_call.reset(token)
 
 
 class _Declined(Exception):
@@ -61,7 +93,7 @@ def request_key(request: httpx2.Request) -> tuple[str, dict[str, Any]]:
         body = None
     else:
         try:
-            text = body_bytes.decode("utf-8")
+            text = quoted_tokens(body_bytes.decode("utf-8"))
             body = json.loads(text)
             if json_text_may_change(text):  # most requests: one scan, no walk
                 body = dehydrate_json(body)
@@ -70,13 +102,14 @@ def request_key(request: httpx2.Request) -> tuple[str, dict[str, Any]]:
             import hashlib
 
             body = {"sha1": hashlib.sha1(body_bytes, usedforsecurity=False).hexdigest()}
-    stored: dict[str, Any] = {"method": request.method, "path": request.url.path, "body": body}
+    path = quoted_tokens(request.url.path)  # GET /v1/messages/batches/<id>
+    stored: dict[str, Any] = {"method": request.method, "path": path, "body": body}
     if request.url.query:  # parsed only when there is one (a GET with a limit, say)
         stored["query"] = sorted(request.url.params.multi_items())
     for header in _KEYED_HEADERS:
         if header in request.headers:
             stored[header] = request.headers[header]
-    return http_name(request.method, request.url.path, stored), stored
+    return http_name(request.method, path, stored), stored
 
 
 def credentials_in(request: httpx2.Request) -> list[tuple[str, str]]:
@@ -143,17 +176,26 @@ def _stream_failed(events: list[dict[str, Any]]) -> bool:
 
 def store_response(response: httpx2.Response, seed: str) -> dict[str, Any] | None:
     """The stored form of a live response (already read), or None if it is transient."""
+    return store_response_with_ids(response, seed)[0]
+
+
+def store_response_with_ids(
+    response: httpx2.Response, seed: str
+) -> tuple[dict[str, Any] | None, dict[str, str]]:
+    """``store_response``, and the map from each stored id to the live one it replaced
+    (the ids the caller gets while recording)."""
     if is_transient(response.status_code):
-        return None
+        return None, {}
     content_type = response.headers.get("content-type", "")
     stored: dict[str, Any] = {"status": response.status_code}
+    stabilize, stored_to_live = stabilizer(seed)
     if content_type.startswith(_SSE):
         events = parse_sse(response.text)
         if _stream_failed(events):
-            return None
-        stored["events"] = stabilize_ids(events, seed)
+            return None, {}
+        stored["events"] = stabilize(events)
     elif "json" in content_type:
-        stored["body"] = stabilize_ids(json.loads(response.content or b"null"), seed)
+        stored["body"] = stabilize(json.loads(response.content or b"null"))
     else:
         try:
             stored["text"] = response.content.decode("utf-8")
@@ -166,7 +208,7 @@ def store_response(response: httpx2.Response, seed: str) -> dict[str, Any] | Non
         headers["request-id"] = RECORDED_REQUEST_ID
     stored["headers"] = headers
     dehydrated: dict[str, Any] = dehydrate_json(stored)
-    return dehydrated
+    return dehydrated, stored_to_live
 
 
 def _render(stored: dict[str, Any]) -> str | bytes:
@@ -179,21 +221,31 @@ def _render(stored: dict[str, Any]) -> str | bytes:
     return str(stored.get("text", ""))
 
 
-def rebuild_response(stored: dict[str, Any], request: httpx2.Request) -> httpx2.Response:
-    """A fresh ``httpx2.Response`` for a stored one: hydrated, new message ids.
+def rebuild_response(
+    stored: dict[str, Any],
+    request: httpx2.Request,
+    *,
+    fixture_stem: str = "",
+    live_ids: dict[str, str] | None = None,
+) -> httpx2.Response:
+    """A fresh response (of the request's own library) for a stored one: hydrated,
+    with the ids the caller gets (``live_ids`` right after recording, else fresh).
 
     Works on the serialized text: one ``json.dumps``, a substring check for
-    placeholders (most answers have none), one regex for the message ids.
+    placeholders (most answers have none), one regex for the ids.
     """
     content = _render(stored)
     if isinstance(content, str) and any(token in content for token in placeholders()):
         content = _render(hydrate_json(stored))
     if isinstance(content, str):
-        content = refresh_message_ids_text(content).encode("utf-8")
+        content = give_ids_text(content, fixture_stem, live_ids).encode("utf-8")
     headers = dict(stored.get("headers") or {})
     if headers.get("request-id") == RECORDED_REQUEST_ID:
         headers["request-id"] = fresh_request_id()
-    return httpx2.Response(int(stored["status"]), headers=headers, content=content, request=request)
+    response: httpx2.Response = library_of(request).Response(
+        int(stored["status"]), headers=headers, content=content, request=request
+    )
+    return response
 
 
 def _usage(stored: dict[str, Any]) -> list[dict[str, Any]]:
@@ -221,10 +273,13 @@ class HttpRecorder:
         path = self.settings.fixtures_dir / name
         return path, stored_request, lambda: credentials_in(request)
 
-    def _document(self, response: httpx2.Response, path: Path, stored_request: Any) -> Document:
-        stored = store_response(response, seed=path.name)
+    def _document(
+        self, response: httpx2.Response, path: Path, stored_request: Any, ids: dict[str, str]
+    ) -> Document:
+        stored, stored_to_live = store_response_with_ids(response, seed=path.name)
         if stored is None:
             raise _Declined(response)
+        ids.update(stored_to_live)
         return {
             "kind": "http",
             "request": stored_request,
@@ -232,8 +287,8 @@ class HttpRecorder:
             "usage": _usage(stored),
         }
 
-    def _check_can_record(self, path: Path) -> None:
-        if not self.can_record:
+    def _check_can_record(self, path: Path, request: httpx2.Request) -> None:
+        if not self.can_record or _uses_stand_in_key(request):
             from ._store import missing_message
 
             raise FixtureMissingError(
@@ -244,12 +299,17 @@ class HttpRecorder:
             )
 
     def _answer(
-        self, outcome: Outcome | None, path: Path, request: httpx2.Request
+        self, outcome: Outcome | None, path: Path, request: httpx2.Request, ids: dict[str, str]
     ) -> httpx2.Response:
         if outcome is None:  # pragma: no cover - the recorder raises instead of declining
             raise RuntimeError(f"nothing recorded for {path}")
         try:
-            response = rebuild_response(outcome.doc["response"], request)
+            response = rebuild_response(
+                outcome.doc["response"],
+                request,
+                fixture_stem=path.stem,
+                live_ids=ids if outcome.recorded else None,
+            )
         except (KeyError, TypeError, ValueError) as exc:
             raise unreadable(path, f"{type(exc).__name__}: {exc}") from exc
         cost = add_usage(outcome.doc.get("usage") or [])
@@ -262,89 +322,81 @@ class HttpRecorder:
         try:
             return self._handle(request, live)
         except VCRError as exc:
-            raise through_sdk(exc) from None
+            raise deliver(exc) from None
 
     async def ahandle(self, request: httpx2.Request, live: AsyncLiveSend) -> httpx2.Response:
         try:
             return await self._ahandle(request, live)
         except VCRError as exc:
-            raise through_sdk(exc) from None
+            raise deliver(exc) from None
 
     def _handle(self, request: httpx2.Request, live: LiveSend) -> httpx2.Response:
         if self.settings.mode is Mode.OFF:
-            return live(request)
+            with live_call():
+                response = live(request)
+            _note_live(request)
+            return response
         path, stored_request, secrets = self._prepare(request)
+        ids: dict[str, str] = {}
 
         def record() -> Document:
-            self._check_can_record(path)
-            response = live(request)
-            try:
-                response.read()
-            finally:
-                response.close()
-            return self._document(response, path, stored_request)
+            self._check_can_record(path, request)
+            with live_call():
+                response = live(request)
+                try:
+                    response.read()
+                finally:
+                    response.close()
+            return self._document(response, path, stored_request, ids)
 
         try:
             outcome = fetch(path, self.settings, record, secrets, stored_request)
         except _Declined as declined:
+            _note_live(request, path)
             return _passthrough(declined.response, request)
         except FixtureMissingError:
             _journal.note(_journal.Event.MISSING, path)
             raise
-        return self._answer(outcome, path, request)
+        return self._answer(outcome, path, request, ids)
 
     async def _ahandle(self, request: httpx2.Request, live: AsyncLiveSend) -> httpx2.Response:
         if self.settings.mode is Mode.OFF:
-            return await live(request)
+            with live_call():
+                response = await live(request)
+            _note_live(request)
+            return response
         path, stored_request, secrets = self._prepare(request)
+        ids: dict[str, str] = {}
 
         async def record() -> Document:
-            self._check_can_record(path)
-            response = await live(request)
-            try:
-                await response.aread()
-            finally:
-                await response.aclose()
-            return self._document(response, path, stored_request)
+            self._check_can_record(path, request)
+            with live_call():
+                response = await live(request)
+                try:
+                    await response.aread()
+                finally:
+                    await response.aclose()
+            return self._document(response, path, stored_request, ids)
 
         try:
             outcome = await afetch(path, self.settings, record, secrets, stored_request)
         except _Declined as declined:
+            _note_live(request, path)
             return _passthrough(declined.response, request)
         except FixtureMissingError:
             _journal.note(_journal.Event.MISSING, path)
             raise
-        return self._answer(outcome, path, request)
+        return self._answer(outcome, path, request, ids)
 
 
-_SDK_VISIBLE: dict[type[VCRError], type[VCRError]] = {}
+def _uses_stand_in_key(request: httpx2.Request) -> bool:
+    """The request carries vcr_kit's stand-in key: nothing may be sent with it."""
+    return any(value == REPLAY_API_KEY for _, value in credentials_in(request))
 
 
-def through_sdk(exc: VCRError) -> VCRError:
-    """``exc`` as an error the SDK lets through: the same class, also an ``AnthropicError``.
-
-    The SDK turns any other exception its HTTP client raises into an
-    ``APIConnectionError`` and retries it: a missing fixture would be looked up three
-    times, with back-off sleeps, and reach the caller as "Connection error.".
-    Errors of its own it re-raises unchanged and never retries.
-    """
-    import anthropic
-
-    cls = type(exc)
-    visible = _SDK_VISIBLE.get(cls)
-    if visible is None:
-        visible = type(
-            cls.__name__,
-            (cls, anthropic.AnthropicError),
-            {
-                "__module__": cls.__module__,
-                "__qualname__": cls.__qualname__,
-                # Pickled as the plain vcr_kit class, which can be found by its name.
-                "__reduce__": lambda self: (cls, (self.message, self.path)),
-            },
-        )
-        _SDK_VISIBLE[cls] = visible
-    return visible(exc.message, exc.path).with_traceback(exc.__traceback__)
+def _note_live(request: httpx2.Request, path: Path | None = None) -> None:
+    """A call that went to the API and was not kept: the journal must still show it."""
+    _journal.note(_journal.Event.LIVE, path, detail=f"{request.method} {request.url}")
 
 
 def _passthrough(response: httpx2.Response, request: httpx2.Request) -> httpx2.Response:
@@ -355,6 +407,7 @@ def _passthrough(response: httpx2.Response, request: httpx2.Request) -> httpx2.R
         for k, v in response.headers.multi_items()
         if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")
     ]
-    return httpx2.Response(
+    passed: httpx2.Response = library_of(request).Response(
         response.status_code, headers=headers, content=response.content, request=request
     )
+    return passed

@@ -1,96 +1,148 @@
-"""Record and replay the SDK clients that the code under test builds itself.
+"""Record and replay every client that calls the Anthropic API while a test runs.
 
-The seam, and the only thing vcr_kit ever patches: ``send`` of the SDK's own
-default HTTP client classes (``anthropic._base_client.SyncHttpxClientWrapper``
-and ``AsyncHttpxClientWrapper``), which every ``anthropic.Anthropic()`` /
-``AsyncAnthropic()`` built without an ``http_client=`` uses. It is installed
-when the first ``VCRTestCase`` test starts and removed when the last one ends
-(a failing or erroring test included), so outside tests every client behaves as
-if vcr_kit were not installed. Clients built with a custom ``http_client`` are
-not intercepted: use ``vcr_kit.client()`` or ``VCRTransport`` for those.
+The seam is the network transport of the HTTP library the SDK sends with:
+``HTTPTransport.handle_request`` and ``AsyncHTTPTransport.handle_async_request`` of
+``httpx2`` (anthropic >= 1.0), and of ``httpx`` where the SDK (0.x) or a framework
+already loaded it. Every client that reaches the network through its library's
+own transport goes through it, whatever its class and however it was built: the
+SDK's default client, one built at import time, langchain's subclass of
+``DefaultHttpxClient``, pydantic-ai's plain ``AsyncClient``. Only requests to the
+Anthropic API are recorded or replayed: those to an Anthropic host (see ``_hosts``),
+and those that carry the ``anthropic-version`` header that every Anthropic SDK
+sends, whatever its ``base_url``. Every other request, and
+every client whose transport never reaches the network (a test's own
+``MockTransport``), is left exactly as it was.
+
+Installed when the first test starts and removed when the last one ends (failing
+tests included), so outside tests every client behaves as if vcr_kit were not
+installed. While installed, a connection guard (``_guard``) catches what the
+seam cannot see: in replay mode no connection to an Anthropic host is made, and
+in the other modes such a connection is noted in the journal as a live call.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-import httpx2
+from . import _guard
+from ._hosts import HostSet, anthropic_hosts
+from ._http import HttpRecorder, in_live_call
+from ._httplib import loaded_libraries
+from ._sdkpatch import filling_credentials, install_error_passage
 
-from ._http import HttpRecorder
+if TYPE_CHECKING:
+    import httpx2
+
+__all__ = ["Interception", "current", "intercepting", "is_installed"]
+
+
+@dataclass(frozen=True)
+class Interception:
+    """What one test intercepts with: its recorder and the hosts it adds."""
+
+    recorder: HttpRecorder
+    extra_hosts: tuple[str, ...] = ()
+
+    def hosts(self) -> HostSet:
+        return anthropic_hosts(self.extra_hosts)
+
+    def wants(self, request: httpx2.Request) -> bool:
+        # Every Anthropic SDK (Python of any release, TypeScript, Claude Code) sends
+        # anthropic-version: its requests are API calls whatever base_url they go to.
+        if "anthropic-version" in request.headers:
+            return True
+        url = request.url
+        return self.hosts().matches(url.host, url.port, url.scheme)
+
 
 _lock = threading.RLock()
-_recorders: list[HttpRecorder] = []
-# (class, attribute) -> the function it had in its own __dict__, or None if inherited.
-_saved: dict[type[Any], Any] = {}
+_active: list[Interception] = []
+# (class, attribute name) -> the function in the class's own __dict__, or None if inherited.
+_saved: dict[tuple[type[Any], str], Any] = {}
 
 
-def _current() -> HttpRecorder | None:
-    return _recorders[-1] if _recorders else None
+def current() -> Interception | None:
+    return _active[-1] if _active else None
 
 
-def _wrapper_classes() -> tuple[type[httpx2.Client], type[httpx2.AsyncClient]]:
-    from anthropic import _base_client
+def _sync_seam(original: Callable[..., Any]) -> Callable[..., Any]:
+    def handle_request(self: Any, request: httpx2.Request) -> httpx2.Response:
+        session = current()
+        if session is None or in_live_call() or not session.wants(request):
+            response: httpx2.Response = original(self, request)
+            return response
+        return session.recorder.handle(request, lambda r: original(self, r))
 
-    return _base_client.SyncHttpxClientWrapper, _base_client.AsyncHttpxClientWrapper
+    return handle_request
+
+
+def _async_seam(original: Callable[..., Any]) -> Callable[..., Any]:
+    async def handle_async_request(self: Any, request: httpx2.Request) -> httpx2.Response:
+        session = current()
+        if session is None or in_live_call() or not session.wants(request):
+            response: httpx2.Response = await original(self, request)
+            return response
+
+        async def live(r: httpx2.Request) -> httpx2.Response:
+            answer: httpx2.Response = await original(self, r)
+            return answer
+
+        return await session.recorder.ahandle(request, live)
+
+    return handle_async_request
+
+
+def _patch(
+    cls: type[Any], name: str, wrap: Callable[[Callable[..., Any]], Callable[..., Any]]
+) -> None:
+    if (cls, name) in _saved:
+        return
+    _saved[(cls, name)] = cls.__dict__.get(name)
+    setattr(cls, name, wrap(getattr(cls, name)))
 
 
 def _install() -> None:
-    sync_cls, async_cls = _wrapper_classes()
-    original_send = sync_cls.send
-    original_asend = async_cls.send
-
-    def send(self: httpx2.Client, request: httpx2.Request, **kwargs: Any) -> httpx2.Response:
-        recorder = _current()
-        if recorder is None:
-            live: httpx2.Response = original_send(self, request, **kwargs)
-            return live
-        return recorder.handle(request, lambda r: original_send(self, r, **kwargs))
-
-    async def asend(
-        self: httpx2.AsyncClient, request: httpx2.Request, **kwargs: Any
-    ) -> httpx2.Response:
-        recorder = _current()
-        if recorder is None:
-            passed: httpx2.Response = await original_asend(self, request, **kwargs)
-            return passed
-
-        async def live(r: httpx2.Request) -> httpx2.Response:
-            answer: httpx2.Response = await original_asend(self, r, **kwargs)
-            return answer
-
-        return await recorder.ahandle(request, live)
-
-    for cls, replacement in ((sync_cls, send), (async_cls, asend)):
-        _saved[cls] = cls.__dict__.get("send")
-        cls.send = replacement  # type: ignore[method-assign]
+    for library in loaded_libraries():
+        _patch(library.HTTPTransport, "handle_request", _sync_seam)
+        _patch(library.AsyncHTTPTransport, "handle_async_request", _async_seam)
+    install_error_passage()  # a no-op until the SDK is loaded; see _sdkpatch
+    _guard.install(current)
 
 
 def _uninstall() -> None:
-    for cls, own in _saved.items():
+    _guard.uninstall()
+    for (cls, name), own in _saved.items():
         if own is None:
-            del cls.send
+            delattr(cls, name)
         else:
-            cls.send = own
+            setattr(cls, name, own)
     _saved.clear()
 
 
 @contextmanager
-def intercepting(recorder: HttpRecorder) -> Iterator[None]:
-    """While the block runs, SDK clients with the default HTTP client go through ``recorder``."""
-    with _lock:
-        _recorders.append(recorder)
-        if len(_recorders) == 1:
-            _install()
-    try:
-        yield
-    finally:
+def intercepting(recorder: HttpRecorder, extra_hosts: Sequence[str] = ()) -> Iterator[None]:
+    """While the block runs, every client's requests to an Anthropic host go through
+    ``recorder``, and SDK clients built without a key get one per request."""
+    session = Interception(recorder, tuple(extra_hosts))
+    session.hosts()  # a bad VCR_HOSTS or vcr_hosts fails when the test starts
+    with ExitStack() as stack:
         with _lock:
-            _recorders.remove(recorder)
-            if not _recorders:
-                _uninstall()
+            _active.append(session)
+            _install()  # idempotent; also patches a library loaded since the last test
+        stack.callback(_leave, session)
+        stack.enter_context(filling_credentials())
+        yield
+
+
+def _leave(session: Interception) -> None:
+    with _lock:
+        _active.remove(session)
+        if not _active:
+            _uninstall()
 
 
 def is_installed() -> bool:

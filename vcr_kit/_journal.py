@@ -21,6 +21,9 @@ class Event(str, Enum):
     RECORDED = "recorded"
     MISSING = "missing"
     PASSED_THROUGH = "passed through"
+    #: A request that reached the API and was not kept: mode ``off``, a transient
+    #: answer handed back for the SDK to retry, a client vcr_kit could not wrap.
+    LIVE = "live"
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,8 @@ class Entry:
     event: Event
     path: Path | None
     cost_usd: float = 0.0
+    #: What the entry is about when there is no fixture (``POST https://...``).
+    detail: str = ""
 
 
 @dataclass
@@ -48,12 +53,12 @@ _fixture_dirs: set[Path] = set()
 _open_journals: list[Journal] = []
 
 
-def note(event: Event, path: Path | None, cost_usd: float = 0.0) -> None:
+def note(event: Event, path: Path | None, cost_usd: float = 0.0, detail: str = "") -> None:
     if not _totals:
         from ._report import register_summary
 
         register_summary()
-    entry = Entry(event, path, cost_usd)
+    entry = Entry(event, path, cost_usd, detail)
     with _lock:
         _totals[event] += 1
         if event is Event.REPLAYED:

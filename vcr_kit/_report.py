@@ -33,7 +33,8 @@ def summary_line() -> str | None:
     replayed = counts[_journal.Event.REPLAYED]
     recorded = counts[_journal.Event.RECORDED]
     missing = counts[_journal.Event.MISSING]
-    if not (replayed or recorded or missing):
+    live = counts[_journal.Event.LIVE]
+    if not (replayed or recorded or missing or live):
         return None
     # Folders gone by now (a test's temporary ones) say nothing about the project.
     where = "".join(
@@ -41,8 +42,10 @@ def summary_line() -> str | None:
         for folder in sorted(folders)
         if folder.is_dir()
     )
+    # Live calls are named only when there were some: the usual line stays short.
+    live_part = f", {live} live (not recorded)" if live else ""
     return (
-        f"vcr_kit: {replayed} replayed, {recorded} recorded, {missing} missing; "
+        f"vcr_kit: {replayed} replayed, {recorded} recorded, {missing} missing{live_part}; "
         f"${replayed_cost:.4f} of API calls replayed{where}"
     )
 

@@ -17,10 +17,8 @@ stored: the next request quotes them, and its key must not change.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import importlib
 import os
-import re
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -31,7 +29,6 @@ ERROR_TAG: Final = "$error"
 RECORDED_REQUEST_ID: Final = "req_vcr_recorded"
 #: Statuses the SDK retries and that must never become a fixture.
 TRANSIENT_STATUSES: Final = frozenset({408, 409, 429})
-_TOOL_ID = re.compile(r"(toolu|srvtoolu|mcptoolu)_[A-Za-z0-9_-]+")
 
 
 def is_transient(status: int) -> bool:
@@ -49,65 +46,30 @@ def fresh_request_id() -> str:
 # -- ids --------------------------------------------------------------------------
 
 
-def remap_ids(
-    value: Any, message_id: Callable[[str], str], tool_id: Callable[[str], str] | None
-) -> Any:
-    """Copy ``value`` with message ids (``type: message``) and tool ids replaced."""
+def remap_ids(value: Any, message_id: Callable[[str], str]) -> Any:
+    """Copy ``value`` with message ids (``type: message``) replaced."""
     if isinstance(value, dict):
-        out = {k: remap_ids(v, message_id, tool_id) for k, v in value.items()}
+        out = {k: remap_ids(v, message_id) for k, v in value.items()}
         if out.get("type") == "message" and isinstance(out.get("id"), str):
             out["id"] = message_id(out["id"])
         return out
     if isinstance(value, list):
-        return [remap_ids(v, message_id, tool_id) for v in value]
-    if tool_id is not None and isinstance(value, str) and _TOOL_ID.fullmatch(value):
-        return tool_id(value)
+        return [remap_ids(v, message_id) for v in value]
     return value
 
 
 def stabilize_ids(value: Any, seed: str) -> Any:
     """Deterministic ids for the file: ``msg_vcr_<n>`` and tool ids derived from ``seed``."""
-    messages: dict[str, str] = {}
-    tools: dict[str, str] = {}
+    from ._ids import stabilizer
 
-    def message_id(old: str) -> str:
-        if old not in messages:
-            messages[old] = f"msg_vcr_{len(messages)}"
-        return messages[old]
-
-    def tool_id(old: str) -> str:
-        if old not in tools:
-            prefix = old.split("_", 1)[0]
-            digest = hashlib.sha1(f"{seed}:{len(tools)}".encode(), usedforsecurity=False)
-            tools[old] = f"{prefix}_vcr{digest.hexdigest()[:21]}"
-        return tools[old]
-
-    return remap_ids(value, message_id, tool_id)
-
-
-_RECORDED_MESSAGE_ID = re.compile(r'"(msg_vcr_\d+)"')
-
-
-def refresh_message_ids_text(text: str) -> str:
-    """``refresh_message_ids`` on serialized JSON: the file's ids are all ``msg_vcr_<n>``,
-    so a regex over the text does it without walking the value (the replay hot path)."""
-    if "msg_vcr_" not in text:
-        return text
-    fresh: dict[str, str] = {}
-
-    def replace(match: re.Match[str]) -> str:
-        old = match.group(1)
-        if old not in fresh:
-            fresh[old] = fresh_message_id()
-        return f'"{fresh[old]}"'
-
-    return _RECORDED_MESSAGE_ID.sub(replace, text)
+    walk, _ = stabilizer(seed, other_ids=False)
+    return walk(value)
 
 
 def refresh_message_ids(value: Any) -> Any:
     """Fresh unique message ids for a replay; one stored id maps to one fresh id."""
     fresh: dict[str, str] = {}
-    return remap_ids(value, lambda old: fresh.setdefault(old, fresh_message_id()), None)
+    return remap_ids(value, lambda old: fresh.setdefault(old, fresh_message_id()))
 
 
 # -- SDK objects ----------------------------------------------------------------------
@@ -229,8 +191,10 @@ def encode_error(exc: BaseException) -> dict[str, Any] | None:
 
 def decode_error(stored: dict[str, Any]) -> BaseException:
     import anthropic
-    import httpx2
 
+    from ._httplib import sdk_library
+
+    http = sdk_library()  # httpx2, or httpx under anthropic 0.x
     tag = str(stored.get("class") or "APIStatusError")
     try:
         cls = getattr(anthropic, tag, None) or _class_from_tag(tag)
@@ -239,8 +203,8 @@ def decode_error(stored: dict[str, Any]) -> BaseException:
     if not (isinstance(cls, type) and issubclass(cls, anthropic.APIStatusError)):
         cls = anthropic.APIStatusError
     headers = {"request-id": stored["request_id"]} if stored.get("request_id") else {}
-    request = httpx2.Request(
+    request = http.Request(
         stored.get("method") or "POST", "https://api.anthropic.com" + str(stored.get("path") or "/")
     )
-    response = httpx2.Response(int(stored["status"]), headers=headers, request=request)
+    response = http.Response(int(stored["status"]), headers=headers, request=request)
     return cls(str(stored.get("message", "")), response=response, body=stored.get("body"))

@@ -51,8 +51,10 @@ def display_path(path: Path) -> str:
 
 
 def missing_message(path: Path, hint: str = "") -> str:
+    # The absolute path: the run may have started anywhere, and the folder it looked in
+    # is what tells a user that it was the wrong one.
     message = (
-        f"Fixture missing: {display_path(path)}. "
+        f"Fixture missing: {path}. "
         "Re-run the tests with VCR_RECORD=1, then commit the result."
     )
     return f"{message}\n{hint}" if hint else message

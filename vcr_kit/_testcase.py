@@ -11,14 +11,15 @@ changes nothing, and everything is undone even when the test fails or errors.
 from __future__ import annotations
 
 import os
+import sys
 import unittest
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from . import _journal
-from ._config import Mode, activated, load_dotenv_once
+from ._config import Mode, activated, load_dotenv_once, test_project_root
 from ._http import HttpRecorder
 from ._intercept import intercepting
 from ._store import display_path
@@ -48,15 +49,22 @@ def _replay_credentials() -> Iterator[bool]:
 
 @contextmanager
 def vcr_session(
-    mode: str | Mode | None = None, fixtures_dir: str | os.PathLike[str] | None = None
+    mode: str | Mode | None = None,
+    fixtures_dir: str | os.PathLike[str] | None = None,
+    hosts: Sequence[str] = (),
+    test_file: str | os.PathLike[str] | None = None,
 ) -> Iterator[_journal.Journal]:
-    """Everything vcr_kit does around one test: activation with the test's defaults,
-    replay credentials, the journal, and interception of SDK-built clients."""
+    """Everything vcr_kit does around one test: activation with the test's defaults
+    (its fixtures folder found from ``test_file``, not from the cwd), replay
+    credentials, the journal, and interception of every client's requests to an
+    Anthropic host (``hosts`` adds hosts to those)."""
+    if isinstance(hosts, str):
+        hosts = [hosts]
     with (
-        activated(mode, fixtures_dir),
+        activated(mode, fixtures_dir, test_project_root(test_file)),
         _replay_credentials() as can_record,
         _journal.journal() as journal,
-        intercepting(HttpRecorder(can_record=can_record)),
+        intercepting(HttpRecorder(can_record=can_record), hosts),
     ):
         yield journal
 
@@ -66,8 +74,12 @@ class VCRMixin:
 
     #: The mode of this class's tests (``VCR_MODE`` still wins, to re-record a suite).
     vcr_mode: ClassVar[str | Mode | None] = None
-    #: Where this class's fixtures live (default: ``VCR_FIXTURES_DIR`` or ``fixtures/``).
+    #: Where this class's fixtures live (default: ``VCR_FIXTURES_DIR``, else ``fixtures/``
+    #: at the root of the project this test file belongs to); relative to that root.
     vcr_fixtures_dir: ClassVar[str | os.PathLike[str] | None] = None
+    #: Hosts to record and replay besides ``api.anthropic.com``, ``ANTHROPIC_BASE_URL``'s
+    #: and ``VCR_HOSTS``'s (``"gateway.internal"``, ``"127.0.0.1:8080"``).
+    vcr_hosts: ClassVar[Sequence[str]] = ()
 
     vcr_journal: _journal.Journal
     _vcr_clients: dict[str, Any]
@@ -79,7 +91,13 @@ class VCRMixin:
     @contextmanager
     def _vcr_session(self) -> Iterator[None]:
         self._vcr_clients = {}
-        with vcr_session(self.vcr_mode, self.vcr_fixtures_dir) as journal:
+        module = sys.modules.get(type(self).__module__)
+        with vcr_session(
+            self.vcr_mode,
+            self.vcr_fixtures_dir,
+            self.vcr_hosts,
+            getattr(module, "__file__", None),
+        ) as journal:
             self.vcr_journal = journal
             try:
                 yield
@@ -136,20 +154,23 @@ class VCRMixin:
         self._vcr_assert_count(_journal.Event.RECORDED, count)
 
     def assertNoLiveCalls(self) -> None:
-        """Fail if this test called the API (recorded or passed through) instead of replaying."""
-        live = [
-            entry
-            for entry in self.vcr_journal.entries
-            if entry.event in (_journal.Event.RECORDED, _journal.Event.PASSED_THROUGH)
-        ]
+        """Fail if this test called the API (recorded, passed through, or live in mode
+        ``off`` or from a client vcr_kit could not wrap) instead of replaying."""
+        live = [entry for entry in self.vcr_journal.entries if entry.event in _LIVE_EVENTS]
         if live:
             listing = ", ".join(
-                f"{entry.event.value} {display_path(entry.path) if entry.path else '(no fixture)'}"
+                f"{entry.event.value} "
+                + (display_path(entry.path) if entry.path else entry.detail or "(no fixture)")
                 for entry in live
             )
             raise AssertionError(
                 f"vcr_kit: expected replay only, but the API was called: {listing}"
             )
+
+
+_LIVE_EVENTS = frozenset(
+    {_journal.Event.RECORDED, _journal.Event.PASSED_THROUGH, _journal.Event.LIVE}
+)
 
 
 class VCRTestCase(VCRMixin, unittest.TestCase):

@@ -1,56 +1,57 @@
 """The transparent client: an SDK client whose HTTP goes through vcr_kit.
 
-The whole integration is one httpx2 transport handed to the SDK (its documented
-``http_client`` seam); nothing of the SDK is patched. The real network transport
-is created only on the first miss, so a replaying client makes no connection.
+The whole integration is one transport handed to the SDK (its documented
+``http_client`` seam); nothing of the SDK is patched. The transport belongs to the
+HTTP library the installed SDK uses (``httpx2``, or ``httpx`` for anthropic 0.x),
+and its real network transport is created only on the first miss, so a replaying
+client makes no connection.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
-
-import httpx2
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from ._config import Mode, load_dotenv_once
 from ._http import HttpRecorder
+from ._httplib import sdk_library
+from ._sdkpatch import CREDENTIAL_VARS, REPLAY_API_KEY, install_error_passage
 
 if TYPE_CHECKING:  # imported on first use: `import anthropic` costs most of a second
     import anthropic
+    import httpx2
 
-__all__ = ["VCRTransport", "async_client", "client"]
-
-#: Given to a client that has no credentials, so the SDK builds requests; a replay
-#: never sends it anywhere, and a miss explains that recording needs a real key.
-REPLAY_API_KEY: Final = "vcr-kit-replay-no-key"
-_CREDENTIAL_VARS: Final = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+__all__ = ["REPLAY_API_KEY", "VCRTransport", "async_client", "client", "transport_class"]
 
 
-class VCRTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
-    """An httpx2 transport that records and replays; usable by sync and async clients."""
+class _RecordingTransport:
+    """What ``VCRTransport`` does, whichever library's transport classes it extends."""
+
+    _library: ModuleType
 
     def __init__(
         self,
         *,
         mode: str | Mode | None = None,
         fixtures_dir: str | Path | None = None,
-        live: httpx2.BaseTransport | None = None,
-        async_live: httpx2.AsyncBaseTransport | None = None,
+        live: Any = None,
+        async_live: Any = None,
         can_record: bool = True,
     ) -> None:
         self.recorder = HttpRecorder(mode=mode, fixtures_dir=fixtures_dir, can_record=can_record)
         self._live = live
         self._async_live = async_live
 
-    def _live_transport(self) -> httpx2.BaseTransport:
+    def _live_transport(self) -> Any:
         if self._live is None:
-            self._live = httpx2.HTTPTransport()
+            self._live = self._library.HTTPTransport()
         return self._live
 
-    def _async_live_transport(self) -> httpx2.AsyncBaseTransport:
+    def _async_live_transport(self) -> Any:
         if self._async_live is None:
-            self._async_live = httpx2.AsyncHTTPTransport()
+            self._async_live = self._library.AsyncHTTPTransport()
         return self._async_live
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
@@ -58,7 +59,8 @@ class VCRTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         async def live(r: httpx2.Request) -> httpx2.Response:
-            return await self._async_live_transport().handle_async_request(r)
+            answer: httpx2.Response = await self._async_live_transport().handle_async_request(r)
+            return answer
 
         return await self.recorder.ahandle(request, live)
 
@@ -69,6 +71,34 @@ class VCRTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
     async def aclose(self) -> None:
         if self._async_live is not None:
             await self._async_live.aclose()
+
+
+_classes: dict[str, type[Any]] = {}
+
+
+def transport_class(library: ModuleType | None = None) -> type[Any]:
+    """``VCRTransport`` for ``library`` (default: the SDK's): sync and async in one."""
+    library = library or sdk_library()
+    cls = _classes.get(library.__name__)
+    if cls is None:
+        cls = type(
+            "VCRTransport",
+            (_RecordingTransport, library.BaseTransport, library.AsyncBaseTransport),
+            {
+                "__module__": "vcr_kit",
+                "__doc__": "A transport that records and replays; usable by sync and async "
+                f"{library.__name__} clients.",
+                "_library": library,
+            },
+        )
+        _classes[library.__name__] = cls
+    return cls
+
+
+def __getattr__(name: str) -> Any:
+    if name == "VCRTransport":  # built for the SDK's library the first time it is asked for
+        return transport_class()
+    raise AttributeError(name)
 
 
 def _credentials(kwargs: dict[str, Any]) -> bool:
@@ -84,7 +114,7 @@ def _credentials(kwargs: dict[str, Any]) -> bool:
 
 def has_real_credentials() -> bool:
     """A key in the environment that is not vcr_kit's own stand-in (set during tests)."""
-    values = (os.environ.get(name) for name in _CREDENTIAL_VARS)
+    values = (os.environ.get(name) for name in CREDENTIAL_VARS)
     return any(value and value != REPLAY_API_KEY for value in values)
 
 
@@ -94,6 +124,15 @@ def _check_kwargs(kwargs: dict[str, Any]) -> None:
             "vcr_kit.client() builds its own http_client (that is how it records); "
             "pass the other options only."
         )
+
+
+def _transport(
+    mode: str | Mode | None, fixtures_dir: str | Path | None, kwargs: dict[str, Any]
+) -> Any:
+    _check_kwargs(kwargs)
+    can_record = _credentials(kwargs)
+    install_error_passage()  # the SDK is loaded by now: its errors pass unretried from here on
+    return transport_class()(mode=mode, fixtures_dir=fixtures_dir, can_record=can_record)
 
 
 def client(
@@ -106,8 +145,7 @@ def client(
     """
     import anthropic
 
-    _check_kwargs(kwargs)
-    transport = VCRTransport(mode=mode, fixtures_dir=fixtures_dir, can_record=_credentials(kwargs))
+    transport = _transport(mode, fixtures_dir, kwargs)
     return anthropic.Anthropic(
         http_client=anthropic.DefaultHttpxClient(transport=transport), **kwargs
     )
@@ -119,8 +157,12 @@ def async_client(
     """An ``anthropic.AsyncAnthropic`` that records and replays every request."""
     import anthropic
 
-    _check_kwargs(kwargs)
-    transport = VCRTransport(mode=mode, fixtures_dir=fixtures_dir, can_record=_credentials(kwargs))
+    transport = _transport(mode, fixtures_dir, kwargs)
     return anthropic.AsyncAnthropic(
         http_client=anthropic.DefaultAsyncHttpxClient(transport=transport), **kwargs
     )
+
+
+# Keep the name importable for type checkers and `from vcr_kit._transport import VCRTransport`.
+if TYPE_CHECKING:
+    VCRTransport = _RecordingTransport

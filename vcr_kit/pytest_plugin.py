@@ -22,7 +22,8 @@ _JOURNAL = pytest.StashKey[_journal.Journal]()
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "vcr(mode=None, fixtures_dir=None): record and replay the Anthropic API in this test",
+        "vcr(mode=None, fixtures_dir=None, hosts=()): record and replay the Anthropic API "
+        "in this test",
     )
 
 
@@ -32,7 +33,7 @@ def _vcr_kit_marker(request: pytest.FixtureRequest) -> Iterator[None]:
     if marker is None:
         yield
         return
-    with vcr_session(**marker.kwargs) as journal:
+    with vcr_session(**marker.kwargs, test_file=request.node.path) as journal:
         request.node.stash[_JOURNAL] = journal
         yield
 
@@ -44,5 +45,5 @@ def vcr(request: pytest.FixtureRequest) -> Iterator[_journal.Journal]:
     if journal is not None:  # already active through the marker
         yield journal
         return
-    with vcr_session() as journal:
+    with vcr_session(test_file=request.node.path) as journal:
         yield journal

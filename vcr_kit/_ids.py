@@ -1,0 +1,173 @@
+"""Ids an answer carries, the ids a later request quotes, and how both stay stable.
+
+The API gives each answer ids of its own (a message, a batch, a file, a container),
+and later requests quote them: a message thread's ``previous_message_id``, the path
+of ``GET /v1/messages/batches/<id>``, a document's ``file_id``. Three rules keep
+such conversations content-addressed:
+
+- In the file, ids are deterministic: message ids are ``msg_vcr_<n>``, the others
+  ``<prefix>_vcr<21 hex>`` derived from the fixture name, so a re-record that
+  changed nothing changes no byte.
+- The caller gets the live ids while recording (the API knows only those, and the
+  next request goes to it), and fresh unique ids on every replay (code that
+  de-duplicates by id keeps every replayed answer).
+- A request that quotes an id vcr_kit gave out is keyed as if it quoted the
+  recorded one (its *token*), so the key is the same on every run, in any order.
+
+The registry is process-wide: a conversation may span threads and event loops.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+from collections.abc import Callable
+from typing import Any, Final
+
+__all__ = [
+    "ID_PREFIXES",
+    "give_ids_text",
+    "quoted_tokens",
+    "stabilizer",
+]
+
+#: Prefixes of the answer ids that later requests quote (messages are told apart
+#: by their ``"type": "message"``, since ``msg_`` is also common in plain text).
+ID_PREFIXES: Final = ("msgbatch", "file", "container", "cntr")
+_TOOL_ID = re.compile(r"(toolu|srvtoolu|mcptoolu)_[A-Za-z0-9_-]+")
+_OTHER_ID = re.compile(r"(?:msgbatch|file|container|cntr)_[A-Za-z0-9_-]+")
+#: The ids as stored in a fixture, inside the quotes of serialized JSON.
+_STORED_ID = re.compile(r'"(msg_vcr_\d+|(?:msgbatch|file|container|cntr)_vcr[0-9a-f]{21})"')
+#: An id a request may quote: a live one (recording) or one vcr_kit made up (replay).
+_QUOTED_ID = re.compile(r"(?:msg|msgbatch|file|container|cntr)_[A-Za-z0-9_-]+")
+_QUOTED_PREFIXES: Final = ("msg_", "msgbatch_", "file_", "container_", "cntr_")
+
+_lock = threading.Lock()
+#: id given to a caller (live or fresh) -> the token a later request's key uses.
+_token_of_given: dict[str, str] = {}
+#: token -> the id given for it, for ids that must stay the same across answers
+#: (a batch's id in its create, retrieve and list answers); messages always get fresh ones.
+_given_of_token: dict[str, str] = {}
+
+
+def _token(stored_id: str, fixture_stem: str) -> str:
+    # msg_vcr_0 is the first message of *every* fixture: the fixture name tells them apart.
+    return f"{stored_id}@{fixture_stem}" if stored_id.startswith("msg_vcr_") else stored_id
+
+
+def _fresh(stored_id: str) -> str:
+    prefix = stored_id.split("_", 1)[0]
+    return f"{prefix}_vcr_{os.urandom(12).hex()}"  # unique like uuid4, at a quarter of its cost
+
+
+def stabilizer(
+    seed: str, *, other_ids: bool = True
+) -> tuple[Callable[[Any], Any], dict[str, str]]:
+    """A function that gives a live answer its file ids, and the map it fills:
+    stored id -> live id (what the caller gets while recording).
+
+    Tool-use ids become ``<prefix>_vcr<21 hex>`` derived from ``seed`` and are served
+    as stored: the next request quotes them inside its own history, which the API
+    checks against itself only. ``other_ids=False`` leaves batch, file and container
+    ids alone (cassettes, which hand values back without an HTTP round trip).
+    """
+    stored_to_live: dict[str, str] = {}
+    live_to_stored: dict[str, str] = {}
+    tools: dict[str, str] = {}
+
+    def tool_id(live: str) -> str:
+        if live not in tools:
+            prefix = live.split("_", 1)[0]
+            digest = hashlib.sha1(f"{seed}:{len(tools)}".encode(), usedforsecurity=False)
+            tools[live] = f"{prefix}_vcr{digest.hexdigest()[:21]}"
+        return tools[live]
+
+    def message_id(live: str) -> str:
+        if live not in live_to_stored:
+            stored = f"msg_vcr_{sum(1 for s in stored_to_live if s.startswith('msg_vcr_'))}"
+            live_to_stored[live] = stored
+            stored_to_live[stored] = live
+        return live_to_stored[live]
+
+    def other_id(live: str) -> str:
+        if live not in live_to_stored:
+            with _lock:  # an id an earlier answer gave out keeps its token (create -> list)
+                known = _token_of_given.get(live)
+            if known is None or known.startswith("msg_"):
+                prefix = live.split("_", 1)[0]
+                digest = hashlib.sha1(
+                    f"{seed}:{prefix}:{len(live_to_stored)}".encode(), usedforsecurity=False
+                )
+                known = f"{prefix}_vcr{digest.hexdigest()[:21]}"
+            live_to_stored[live] = known
+            stored_to_live[known] = live
+        return live_to_stored[live]
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, dict):
+            out = {k: walk(v) for k, v in value.items()}
+            ident = out.get("id")
+            if isinstance(ident, str) and out.get("type") == "message":
+                out["id"] = message_id(ident)
+            return out
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        if isinstance(value, str) and "_" in value:
+            if _TOOL_ID.fullmatch(value):
+                return tool_id(value)
+            if other_ids and _OTHER_ID.fullmatch(value) and "_vcr" not in value:
+                return other_id(value)
+        return value
+
+    return walk, stored_to_live
+
+
+def give_ids_text(text: str, fixture_stem: str, live: dict[str, str] | None = None) -> str:
+    """The stored ids in serialized ``text`` replaced by the ids the caller gets:
+    the live ones (``live``: stored -> live) right after recording, else fresh ones.
+    Each id given is remembered with its token, for the keys of later requests."""
+    if "_vcr" not in text:
+        return text
+    given_here: dict[str, str] = {}
+
+    def replace(match: re.Match[str]) -> str:
+        stored = match.group(1)
+        given = given_here.get(stored)
+        if given is None:
+            token = _token(stored, fixture_stem)
+            with _lock:
+                given = live.get(stored) if live else None
+                if given is None and not stored.startswith("msg_vcr_"):
+                    given = _given_of_token.get(token)
+                if given is None:
+                    given = _fresh(stored)
+                _token_of_given[given] = token
+                if not stored.startswith("msg_vcr_"):
+                    _given_of_token.setdefault(token, given)
+            given_here[stored] = given
+        return f'"{given}"'
+
+    return _STORED_ID.sub(replace, text)
+
+
+def quoted_tokens(text: str) -> str:
+    """``text`` (a request's body or path) with each id vcr_kit gave out replaced by
+    its token; ids it never gave (a constant in a test, say) stay as they are."""
+    if not _token_of_given or not any(prefix in text for prefix in _QUOTED_PREFIXES):
+        return text
+
+    def replace(match: re.Match[str]) -> str:
+        found = match.group(0)
+        return _token_of_given.get(found, found)
+
+    with _lock:
+        return _QUOTED_ID.sub(replace, text)
+
+
+def forget() -> None:
+    """Drop every remembered id (tests of vcr_kit itself start from a clean slate)."""
+    with _lock:
+        _token_of_given.clear()
+        _given_of_token.clear()
