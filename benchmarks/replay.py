@@ -22,9 +22,12 @@ from collections.abc import Callable
 from typing import Any
 
 import anthropic
-import httpx2
 
 import vcr_kit
+from vcr_kit._httplib import sdk_library
+
+#: httpx2, or httpx under anthropic 0.x: whatever the installed SDK sends with.
+http: Any = sdk_library()
 
 MODEL = "claude-opus-4-7"
 
@@ -47,16 +50,16 @@ def answer_body(text: str, i: int) -> bytes:
     return json.dumps(message).encode()
 
 
-def mock_transport(bodies: dict[str, bytes]) -> httpx2.MockTransport:
-    def handle(request: httpx2.Request) -> httpx2.Response:
+def mock_transport(bodies: dict[str, bytes]) -> Any:
+    def handle(request: Any) -> Any:
         text = json.loads(request.content)["messages"][-1]["content"]
-        return httpx2.Response(
+        return http.Response(
             200,
             headers={"content-type": "application/json", "request-id": "req_bench"},
             content=bodies[text],
         )
 
-    return httpx2.MockTransport(handle)
+    return http.MockTransport(handle)
 
 
 #: Earlier turns sent before each question (``--history``): agents send the whole

@@ -152,8 +152,8 @@ class Seen:
             "block_types": [block.type for block in message.content],
             "texts": [block.text for block in message.content if block.type == "text"],
             "stop_reason": message.stop_reason,
-            "usage": message.usage.to_dict(mode="json"),
-            "message": without_message_ids(message.to_dict(mode="json")),
+            "usage": message.usage.to_dict(mode="json", warnings=False),
+            "message": without_message_ids(message.to_dict(mode="json", warnings=False)),
         }
 
     def raw_events(self, events: list[Any]) -> dict[str, Any]:
@@ -167,7 +167,7 @@ class Seen:
                 for e in events
                 if e.type == "content_block_delta" and e.delta.type == "text_delta"
             ],
-            "events": [without_message_ids(e.to_dict(mode="json")) for e in events],
+            "events": [without_message_ids(e.to_dict(mode="json", warnings=False)) for e in events],
         }
 
 
@@ -193,7 +193,7 @@ def helper_events_view(seen: Seen, events: list[Any]) -> dict[str, Any]:
         "text": "".join(e.text for e in events if e.type == "text"),
         "final_id_is_start_id": final.id == start.message.id,
         "final": seen.message(final, top_level=False),
-        "events": [without_message_ids(e.to_dict(mode="json")) for e in events],
+        "events": [without_message_ids(e.to_dict(mode="json", warnings=False)) for e in events],
     }
 
 
@@ -305,7 +305,7 @@ def run_sync(calls: SyncCalls, seen: Seen) -> dict[str, Any]:
             helper_events = list(stream)
             final = stream.get_final_message()
         view = helper_events_view(seen, helper_events)
-        view["get_final_message"] = without_message_ids(final.to_dict(mode="json"))
+        view["get_final_message"] = without_message_ids(final.to_dict(mode="json", warnings=False))
         view["get_final_message_is_stop_message"] = final.id == helper_events[-1].message.id
         obs["stream_helper_events"] = view
     else:
@@ -313,7 +313,7 @@ def run_sync(calls: SyncCalls, seen: Seen) -> dict[str, Any]:
             helper_events = list(c.play(lambda: calls.helper(helper)))
         obs["stream_helper_events"] = helper_events_view(seen, helper_events)
 
-    obs["count_tokens"] = calls.count_tokens(user(PROMPTS["count_tokens"])).to_dict(mode="json")
+    obs["count_tokens"] = calls.count_tokens(user(PROMPTS["count_tokens"])).to_dict(mode="json", warnings=False)
 
     first = calls.create(user(PROMPTS["tool_use"]), tools=[WEATHER_TOOL])
     second = calls.create(tool_turns(first), tools=[WEATHER_TOOL])
@@ -335,7 +335,7 @@ def run_sync(calls: SyncCalls, seen: Seen) -> dict[str, Any]:
         page = calls.client.models.list()
         obs["models"] = {
             "page_class": type(page).__name__,
-            "data": [m.to_dict(mode="json") for m in page.data],
+            "data": [m.to_dict(mode="json", warnings=False) for m in page.data],
         }
     return obs
 
@@ -411,7 +411,7 @@ async def run_async(calls: AsyncCalls, seen: Seen) -> dict[str, Any]:
             helper_events = [event async for event in stream]
             final = await stream.get_final_message()
         view = helper_events_view(seen, helper_events)
-        view["get_final_message"] = without_message_ids(final.to_dict(mode="json"))
+        view["get_final_message"] = without_message_ids(final.to_dict(mode="json", warnings=False))
         view["get_final_message_is_stop_message"] = final.id == helper_events[-1].message.id
         obs["stream_helper_events"] = view
     else:
@@ -443,7 +443,7 @@ async def run_async(calls: AsyncCalls, seen: Seen) -> dict[str, Any]:
         page = await calls.client.models.list()
         obs["models"] = {
             "page_class": type(page).__name__,
-            "data": [m.to_dict(mode="json") for m in page.data],
+            "data": [m.to_dict(mode="json", warnings=False) for m in page.data],
         }
     return obs
 

@@ -31,6 +31,9 @@ from anthropic.types import Message, MessageParam, RawMessageStreamEvent, ToolPa
 
 from tests.loopback_server import LoopbackServer
 
+#: 529's class (exported at the top level only since anthropic 1.0).
+OVERLOADED = anthropic._exceptions.OverloadedError
+
 MODEL = "claude-opus-4-7"
 API_KEY = "sk-ant-test-0000"
 WEATHER_TOOL: ToolParam = {
@@ -297,7 +300,7 @@ class ErrorTest(SyncClientTestCase):
         self.assertEqual([a.headers["x-stainless-retry-count"] for a in attempts], ["0", "1"])
 
     def test_overloaded_always_exhausts_the_retries(self) -> None:
-        with self.assertRaises(anthropic.OverloadedError) as caught:
+        with self.assertRaises(OVERLOADED) as caught:
             self.create("[[overloaded-always]]")
 
         self.assertEqual(caught.exception.status_code, 529)

@@ -32,7 +32,8 @@ class SummaryTest(unittest.TestCase):
         line = self.summary_printed()
         self.assertRegex(
             line,
-            r"^vcr_kit: \d+ replayed, \d+ recorded, \d+ missing; \$\d+\.\d{4} of API calls "
+            r"^vcr_kit: \d+ replayed, \d+ recorded, \d+ missing(, \d+ live \(not recorded\))?; "
+            r"\$\d+\.\d{4} of API calls "
             r"replayed(; .+/ \(\d+ files\))+\n$",
         )
         self.assertIn(f"{folder}/ (1 files)", line)

@@ -392,8 +392,24 @@ class CassetteRoundTripTest(RoundTrip, unittest.TestCase):
             self.assertEqual(types[-1], "message_stop")
 
 
+def sdk_neutral(value: Any) -> Any:
+    """``value`` without what differs between SDK releases for the same wire JSON: fields
+    a release fills with None that another lacks (``stop_details``, ``citations``), and
+    the type parameters some releases print in class names (``ParsedMessage[~T]``)."""
+    if isinstance(value, dict):
+        return {
+            k: (re.sub(r"\[.*\]$", "", v) if k == "class" and isinstance(v, str) else sdk_neutral(v))
+            for k, v in value.items()
+            if v is not None
+        }
+    if isinstance(value, list):
+        return [sdk_neutral(v) for v in value]
+    return value
+
+
 class CommittedFixturesTest(unittest.TestCase):
-    """The fixtures in the repository replay offline to the observations in tests/expected."""
+    """The fixtures in the repository replay offline to the observations in tests/expected,
+    under every supported SDK release (recorded under 2.x)."""
 
     def test_committed_fixtures_replay_offline(self) -> None:
         for style in ("client", "cassette"):
@@ -402,7 +418,10 @@ class CommittedFixturesTest(unittest.TestCase):
                 with vcr_environ(CI="true", FORCE_VCR="1"):
                     result = run_scenarios(style, None, str(COMMITTED / f"sdk_{style}"))
                 expected = json.loads((EXPECTED / f"sdk_{style}.json").read_text("utf-8"))
-                self.assertEqual(json.loads(json.dumps(expected_view(result))), expected)
+                self.assertEqual(
+                    sdk_neutral(json.loads(json.dumps(expected_view(result)))),
+                    sdk_neutral(expected),
+                )
                 ids = result["message_ids"]
                 self.assertEqual(len(set(ids)), len(ids))
 

@@ -147,7 +147,7 @@ class InterceptionTest(MixinTestBase):
 
     def test_clients_with_their_own_http_client_are_intercepted_too(self) -> None:
         # langchain-anthropic hands the SDK a DefaultHttpxClient subclass, pydantic-ai a
-        # plain httpx2 client: the seam is the library's transport, so both are covered.
+        # plain httpx2 client (httpx under anthropic 0.x): the seam is the library's transport, so both are covered.
         fixtures = self.fixtures
         os.environ.update({"ANTHROPIC_API_KEY": KEY, "VCR_MODE": "auto"})
         url = self.server.url
@@ -159,9 +159,9 @@ class InterceptionTest(MixinTestBase):
             vcr_fixtures_dir = fixtures
 
             def test_it(self) -> None:
-                import httpx2
+                from vcr_kit._httplib import sdk_library
 
-                for http_client in (httpx2.Client(), OwnHttpClient()):
+                for http_client in (sdk_library().Client(), OwnHttpClient()):
                     with anthropic.Anthropic(base_url=url, http_client=http_client) as client:
                         client.messages.create(
                             model=MODEL, max_tokens=10, messages=[{"role": "user", "content": "x"}]

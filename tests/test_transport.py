@@ -14,13 +14,16 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
-import httpx2
 
 import vcr_kit
 from tests.sdk_scenarios import MODEL, WEATHER_TOOL, fixture_files, recording_key, sent_key
 from tests.support import patch_env, reordered, run_spawned, start_server, temp_dir
 from vcr_kit import _journal
 from vcr_kit._http import rebuild_response, request_key, store_response
+from vcr_kit._httplib import sdk_library
+
+#: httpx2, or httpx under anthropic 0.x: the library the SDK sends with.
+http = sdk_library()
 
 API = "https://api.anthropic.com"
 BODY: dict[str, Any] = {
@@ -40,9 +43,9 @@ PARALLEL_WORKERS = 4
 
 def raw_request(
     body: Any, *, url: str = API, headers: list[tuple[str, str]] | None = None, indent: Any = None
-) -> httpx2.Request:
+) -> http.Request:
     content = json.dumps(body, indent=indent).encode()
-    return httpx2.Request("POST", url + "/v1/messages", headers=headers or [], content=content)
+    return http.Request("POST", url + "/v1/messages", headers=headers or [], content=content)
 
 
 def sdk_body(text: str, **extra: Any) -> dict[str, Any]:
@@ -136,7 +139,7 @@ class RequestKeyTest(unittest.TestCase):
         }
         names = {label: request_key(raw_request(body))[0] for label, body in variants.items()}
         self.assertEqual(len(set(names.values())), len(variants), names)
-        count = httpx2.Request("POST", API + "/v1/messages/count_tokens", json=BODY)
+        count = http.Request("POST", API + "/v1/messages/count_tokens", json=BODY)
         self.assertNotIn(request_key(count)[0], names.values())
         self.assertTrue(request_key(count)[0].startswith("post-v1-messages-count-tokens-"))
 
@@ -157,10 +160,10 @@ class RequestKeyTest(unittest.TestCase):
 class ClientKeyTest(ServerTestCase):
     def test_reordered_body_replays_the_recorded_fixture(self) -> None:
         transport = vcr_kit.VCRTransport(mode="auto", fixtures_dir=self.fixtures)
-        with httpx2.Client(transport=transport, base_url=self.server.url) as http:
+        with http.Client(transport=transport, base_url=self.server.url) as raw:
             headers = {"x-api-key": self.key, "anthropic-version": "2023-06-01"}
-            first = http.post("/v1/messages", content=json.dumps(BODY), headers=headers)
-            second = http.post(
+            first = raw.post("/v1/messages", content=json.dumps(BODY), headers=headers)
+            second = raw.post(
                 "/v1/messages",
                 content=json.dumps(reordered(BODY), indent=2),
                 headers={"anthropic-version": "2026-10-21", "authorization": "Bearer " + self.key},
@@ -428,7 +431,7 @@ class StoredResponseTest(unittest.TestCase):
             "error": {"type": "invalid_request_error", "message": "bad"},
             "request_id": "req_0123",
         }
-        live = httpx2.Response(
+        live = http.Response(
             400,
             headers={
                 "content-type": "application/json",
@@ -467,7 +470,7 @@ class StoredResponseTest(unittest.TestCase):
     def test_transient_answers_are_never_stored(self) -> None:
         request = raw_request(BODY)
         for status in (408, 409, 429, 500, 502, 503, 529):
-            live = httpx2.Response(status, json={"type": "error"}, request=request)
+            live = http.Response(status, json={"type": "error"}, request=request)
             self.assertIsNone(store_response(live, seed="x.json"), status)
 
 

@@ -24,7 +24,7 @@ from . import _journal
 from ._config import Mode, Settings, load_settings
 from ._cost import add_usage, usage_entries
 from ._httplib import library_of
-from ._ids import give_ids_text, quoted_tokens, stabilizer
+from ._ids import give_ids_text, live_ids_in, quoted_tokens, stabilizer
 from ._keys import http_name
 from ._sdk import RECORDED_REQUEST_ID, fresh_request_id, is_transient
 from ._sdkpatch import REPLAY_API_KEY, deliver
@@ -110,6 +110,31 @@ def request_key(request: httpx2.Request) -> tuple[str, dict[str, Any]]:
         if header in request.headers:
             stored[header] = request.headers[header]
     return http_name(request.method, path, stored), stored
+
+
+def with_live_ids(request: httpx2.Request) -> httpx2.Request:
+    """``request`` as the API must receive it: ids vcr_kit gave out (fresh on replay,
+    stored tool ids) replaced by the live ids they stand for, in the path and body."""
+    path = request.url.path
+    live_path = live_ids_in(path)
+    body = request.content
+    live_body = body
+    if body:
+        try:
+            live_body = live_ids_in(body.decode("utf-8")).encode("utf-8")
+        except UnicodeDecodeError:
+            pass
+    if live_path == path and live_body == body:
+        return request
+    headers = [(k, v) for k, v in request.headers.multi_items() if k.lower() != "content-length"]
+    rewritten: httpx2.Request = library_of(request).Request(
+        request.method,
+        request.url.copy_with(path=live_path),
+        headers=headers,
+        content=live_body,
+        extensions=request.extensions,
+    )
+    return rewritten
 
 
 def credentials_in(request: httpx2.Request) -> list[tuple[str, str]]:
@@ -229,7 +254,8 @@ def rebuild_response(
     live_ids: dict[str, str] | None = None,
 ) -> httpx2.Response:
     """A fresh response (of the request's own library) for a stored one: hydrated,
-    with the ids the caller gets (``live_ids`` right after recording, else fresh).
+    with the ids the caller gets (see ``_ids``); ``live_ids`` (stored -> live id) when
+    the answer was just recorded, so that later recordings can quote the live ones.
 
     Works on the serialized text: one ``json.dumps``, a substring check for
     placeholders (most answers have none), one regex for the ids.
@@ -342,7 +368,7 @@ class HttpRecorder:
         def record() -> Document:
             self._check_can_record(path, request)
             with live_call():
-                response = live(request)
+                response = live(with_live_ids(request))
                 try:
                     response.read()
                 finally:
@@ -371,7 +397,7 @@ class HttpRecorder:
         async def record() -> Document:
             self._check_can_record(path, request)
             with live_call():
-                response = await live(request)
+                response = await live(with_live_ids(request))
                 try:
                     await response.aread()
                 finally:

@@ -8,11 +8,16 @@ such conversations content-addressed:
 - In the file, ids are deterministic: message ids are ``msg_vcr_<n>``, the others
   ``<prefix>_vcr<21 hex>`` derived from the fixture name, so a re-record that
   changed nothing changes no byte.
-- The caller gets the live ids while recording (the API knows only those, and the
-  next request goes to it), and fresh unique ids on every replay (code that
-  de-duplicates by id keeps every replayed answer).
+- The caller gets the same kind of id whether the answer was just recorded or
+  replayed: a fresh unique message, batch, file or container id (code that
+  de-duplicates by id keeps every answer; a batch keeps one id across its create,
+  retrieve and list answers), and tool-use ids as stored. So a recording run and a
+  replay run observe the same values.
 - A request that quotes an id vcr_kit gave out is keyed as if it quoted the
   recorded one (its *token*), so the key is the same on every run, in any order.
+- While recording, such a request is sent to the API with the live id the given
+  one stands for (``live_ids_in``): a message thread's next turn, or a batch
+  retrieve, reaches a server that knows only its own ids.
 
 The registry is process-wide: a conversation may span threads and event loops.
 """
@@ -28,7 +33,9 @@ from typing import Any, Final
 
 __all__ = [
     "ID_PREFIXES",
+    "forget",
     "give_ids_text",
+    "live_ids_in",
     "quoted_tokens",
     "stabilizer",
 ]
@@ -39,10 +46,13 @@ ID_PREFIXES: Final = ("msgbatch", "file", "container", "cntr")
 _TOOL_ID = re.compile(r"(toolu|srvtoolu|mcptoolu)_[A-Za-z0-9_-]+")
 _OTHER_ID = re.compile(r"(?:msgbatch|file|container|cntr)_[A-Za-z0-9_-]+")
 #: The ids as stored in a fixture, inside the quotes of serialized JSON.
-_STORED_ID = re.compile(r'"(msg_vcr_\d+|(?:msgbatch|file|container|cntr)_vcr[0-9a-f]{21})"')
+_STORED_ID = re.compile(
+    r'"(msg_vcr_\d+|(?:msgbatch|file|container|cntr|toolu|srvtoolu|mcptoolu)_vcr[0-9a-f]{21})"'
+)
+_TOOL_PREFIXES: Final = ("toolu_", "srvtoolu_", "mcptoolu_")
 #: An id a request may quote: a live one (recording) or one vcr_kit made up (replay).
-_QUOTED_ID = re.compile(r"(?:msg|msgbatch|file|container|cntr)_[A-Za-z0-9_-]+")
-_QUOTED_PREFIXES: Final = ("msg_", "msgbatch_", "file_", "container_", "cntr_")
+_QUOTED_ID = re.compile(r"(?:msg|msgbatch|file|container|cntr|toolu|srvtoolu|mcptoolu)_[\w-]+")
+_QUOTED_PREFIXES: Final = ("msg_", "msgbatch_", "file_", "container_", "cntr_", *_TOOL_PREFIXES)
 
 _lock = threading.Lock()
 #: id given to a caller (live or fresh) -> the token a later request's key uses.
@@ -50,6 +60,9 @@ _token_of_given: dict[str, str] = {}
 #: token -> the id given for it, for ids that must stay the same across answers
 #: (a batch's id in its create, retrieve and list answers); messages always get fresh ones.
 _given_of_token: dict[str, str] = {}
+#: id given to a caller -> the live id it stands for (only for answers recorded by
+#: this process: a replayed answer's ids exist on no server).
+_live_of_given: dict[str, str] = {}
 
 
 def _token(stored_id: str, fixture_stem: str) -> str:
@@ -69,9 +82,10 @@ def stabilizer(
     stored id -> live id (what the caller gets while recording).
 
     Tool-use ids become ``<prefix>_vcr<21 hex>`` derived from ``seed`` and are served
-    as stored: the next request quotes them inside its own history, which the API
-    checks against itself only. ``other_ids=False`` leaves batch, file and container
-    ids alone (cassettes, which hand values back without an HTTP round trip).
+    as stored (the next request quotes them in its own history, and its key must not
+    change); the live ones are remembered for what a recording sends upstream.
+    ``other_ids=False`` leaves batch, file and container ids alone (cassettes, which
+    hand values back without an HTTP round trip).
     """
     stored_to_live: dict[str, str] = {}
     live_to_stored: dict[str, str] = {}
@@ -82,6 +96,7 @@ def stabilizer(
             prefix = live.split("_", 1)[0]
             digest = hashlib.sha1(f"{seed}:{len(tools)}".encode(), usedforsecurity=False)
             tools[live] = f"{prefix}_vcr{digest.hexdigest()[:21]}"
+            stored_to_live[tools[live]] = live
         return tools[live]
 
     def message_id(live: str) -> str:
@@ -125,31 +140,61 @@ def stabilizer(
 
 
 def give_ids_text(text: str, fixture_stem: str, live: dict[str, str] | None = None) -> str:
-    """The stored ids in serialized ``text`` replaced by the ids the caller gets:
-    the live ones (``live``: stored -> live) right after recording, else fresh ones.
-    Each id given is remembered with its token, for the keys of later requests."""
+    """The stored ids in serialized ``text`` replaced by the ids the caller gets.
+
+    Each id given is remembered with its token (for the keys of later requests) and,
+    right after recording (``live``: stored -> live id), with the live id it stands
+    for (for what a later recording sends to the API)."""
     if "_vcr" not in text:
         return text
     given_here: dict[str, str] = {}
 
     def replace(match: re.Match[str]) -> str:
         stored = match.group(1)
+        is_tool = stored.startswith(_TOOL_PREFIXES)
+        if is_tool and not live:
+            return match.group(0)  # served as stored; a stored id is its own token
         given = given_here.get(stored)
         if given is None:
-            token = _token(stored, fixture_stem)
-            with _lock:
-                given = live.get(stored) if live else None
-                if given is None and not stored.startswith("msg_vcr_"):
-                    given = _given_of_token.get(token)
-                if given is None:
-                    given = _fresh(stored)
-                _token_of_given[given] = token
-                if not stored.startswith("msg_vcr_"):
-                    _given_of_token.setdefault(token, given)
+            given = _give(stored, fixture_stem, is_tool, live.get(stored) if live else None)
             given_here[stored] = given
         return f'"{given}"'
 
     return _STORED_ID.sub(replace, text)
+
+
+def _give(stored: str, fixture_stem: str, is_tool: bool, live_id: str | None) -> str:
+    token = _token(stored, fixture_stem)
+    is_message = stored.startswith("msg_vcr_")
+    with _lock:
+        known = None if is_tool or is_message else _given_of_token.get(token)
+        if is_tool:
+            given = stored
+        elif known is not None:
+            given = known
+        else:
+            given = _fresh(stored)
+            if not is_message:
+                _given_of_token[token] = given
+        _token_of_given[given] = token
+        if live_id is not None:
+            _live_of_given[given] = live_id
+            _token_of_given[live_id] = token  # a later answer that repeats it keeps the token
+    return given
+
+
+def live_ids_in(text: str) -> str:
+    """``text`` (a request about to be recorded) with each id vcr_kit gave out for a
+    live one replaced by that live id."""
+    if not _live_of_given or not any(prefix in text for prefix in _QUOTED_PREFIXES):
+        return text
+
+    def replace(match: re.Match[str]) -> str:
+        found = match.group(0)
+        return _live_of_given.get(found, found)
+
+    with _lock:
+        return _QUOTED_ID.sub(replace, text)
 
 
 def quoted_tokens(text: str) -> str:
@@ -171,3 +216,4 @@ def forget() -> None:
     with _lock:
         _token_of_given.clear()
         _given_of_token.clear()
+        _live_of_given.clear()
