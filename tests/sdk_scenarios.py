@@ -313,7 +313,9 @@ def run_sync(calls: SyncCalls, seen: Seen) -> dict[str, Any]:
             helper_events = list(c.play(lambda: calls.helper(helper)))
         obs["stream_helper_events"] = helper_events_view(seen, helper_events)
 
-    obs["count_tokens"] = calls.count_tokens(user(PROMPTS["count_tokens"])).to_dict(mode="json", warnings=False)
+    obs["count_tokens"] = calls.count_tokens(user(PROMPTS["count_tokens"])).to_dict(
+        mode="json", warnings=False
+    )
 
     first = calls.create(user(PROMPTS["tool_use"]), tools=[WEATHER_TOOL])
     second = calls.create(tool_turns(first), tools=[WEATHER_TOOL])

@@ -398,7 +398,9 @@ def sdk_neutral(value: Any) -> Any:
     the type parameters some releases print in class names (``ParsedMessage[~T]``)."""
     if isinstance(value, dict):
         return {
-            k: (re.sub(r"\[.*\]$", "", v) if k == "class" and isinstance(v, str) else sdk_neutral(v))
+            k: (
+                re.sub(r"\[.*\]$", "", v) if k == "class" and isinstance(v, str) else sdk_neutral(v)
+            )
             for k, v in value.items()
             if v is not None
         }

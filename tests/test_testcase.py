@@ -147,7 +147,8 @@ class InterceptionTest(MixinTestBase):
 
     def test_clients_with_their_own_http_client_are_intercepted_too(self) -> None:
         # langchain-anthropic hands the SDK a DefaultHttpxClient subclass, pydantic-ai a
-        # plain httpx2 client (httpx under anthropic 0.x): the seam is the library's transport, so both are covered.
+        # plain httpx2 client (httpx under anthropic 0.x): the seam is the library's
+        # transport, so both are covered.
         fixtures = self.fixtures
         os.environ.update({"ANTHROPIC_API_KEY": KEY, "VCR_MODE": "auto"})
         url = self.server.url

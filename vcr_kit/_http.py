@@ -12,6 +12,7 @@ answer goes through.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import threading
 from collections.abc import Awaitable, Callable, Iterator
@@ -120,10 +121,8 @@ def with_live_ids(request: httpx2.Request) -> httpx2.Request:
     body = request.content
     live_body = body
     if body:
-        try:
+        with contextlib.suppress(UnicodeDecodeError):  # an upload: no ids to translate
             live_body = live_ids_in(body.decode("utf-8")).encode("utf-8")
-        except UnicodeDecodeError:
-            pass
     if live_path == path and live_body == body:
         return request
     headers = [(k, v) for k, v in request.headers.multi_items() if k.lower() != "content-length"]
