@@ -33,7 +33,7 @@ class SummaryTest(unittest.TestCase):
         self.assertRegex(
             line,
             r"^vcr_kit: \d+ replayed, \d+ recorded, \d+ missing; \$\d+\.\d{4} of API calls "
-            r"replayed(; .+/ \(\d+ files\))+\n$",
+            r"replayed, \$\d+\.\d{4} recorded(; .+/ \(\d+ files\))+\n$",
         )
         self.assertIn(f"{folder}/ (1 files)", line)
 
