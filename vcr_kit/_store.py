@@ -181,9 +181,15 @@ def write_document(path: Path, doc: Document, secrets: Iterable[tuple[str, str]]
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temp_name, path)  # across folders, but within one file system: atomic
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(temp_name)
+        if isinstance(exc, PermissionError):  # .locks/ writable, the folder itself not
+            raise FixtureWriteError(
+                f"Cannot write fixture {display_path(path)}: {exc.strerror or exc} "
+                f"({display_path(folder)}). Make the folder writable or set VCR_FIXTURES_DIR.",
+                path,
+            ) from None
         raise
     _fsync_folder(folder)
     remove_stale_temps(folder)
