@@ -105,12 +105,13 @@ def recording_key() -> str:
 
 
 def fixture_files(folder: str | Path) -> dict[str, bytes]:
-    """Every file below ``folder`` (lock files included), by relative path, with its bytes."""
+    """Every file below ``folder`` (lock files included), by relative path, with its bytes;
+    not the run records in ``.runs/``, which each process that ends writes anew."""
     root = Path(folder)
     return {
         path.relative_to(root).as_posix(): path.read_bytes()
         for path in sorted(root.rglob("*"))
-        if path.is_file()
+        if path.is_file() and path.relative_to(root).parts[0] != ".runs"
     }
 
 

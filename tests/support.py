@@ -63,6 +63,8 @@ VCR_ENV_VARS = (
     "ANTHROPIC_ADMIN_KEY",
     "CLAUDE_CODE_OAUTH_TOKEN",
     "ANTHROPIC_BASE_URL",
+    "VCR_RUN_ID",
+    "VCR_RUN_COMPLETE",
 )
 
 
@@ -112,10 +114,11 @@ def working_dir(path: str | Path) -> Iterator[Path]:
 
 
 def entries(folder: Path) -> list[str]:
-    """The folder's entries but the lock folder (which a lookup may create)."""
+    """The folder's entries but the lock and run-record folders (which a lookup and the
+    end of a process may create)."""
     if not folder.exists():
         return []
-    return sorted(name for name in os.listdir(folder) if name != LOCK_FOLDER)
+    return sorted(name for name in os.listdir(folder) if name not in (LOCK_FOLDER, ".runs"))
 
 
 def reordered(value: Any) -> Any:

@@ -56,12 +56,13 @@ class CheckTest(unittest.TestCase):
         self.assertEqual(
             lines,
             [
-                f"{empty}: no 'response'",
+                f"{empty}: request: missing (it names the fixture and shows a miss's diff)",
+                f"{empty}: response: missing",
                 f"{leaky}: contains an Anthropic key (sk-ant-...) at byte 69; "
                 "remove it and record again",
                 f"{torn}: Fixture {torn} is not valid JSON: Unterminated string starting at line 1 "
                 "column 23 (char 22). Delete it, or re-record it with VCR_MODE=record.",
-                "vcr_kit: 4 fixtures checked, 3 problems",
+                "vcr_kit: 4 fixtures checked, 4 problems",
             ],
         )
         self.assertNotIn(key, "\n".join(lines))

@@ -92,11 +92,14 @@ class CrashSafetyTest(unittest.TestCase):
             else:
                 self.assertFalse(first_write_seen, f"kill {kill}: a written fixture vanished")
         self.assertTrue(first_write_seen, "no worker ever completed a write")
-        # Leftover temp files of killed writers are allowed; nothing else may appear.
+        # Leftover temp files of killed writers are allowed, in the git-ignored .locks/
+        # folder only (where `git add` never stages them); nothing else may appear.
+        self.assertEqual(sorted(os.listdir(self.dir)), sorted([self.path.name, ".locks"]))
         temp = re.compile(rf"^\.{re.escape(self.path.name)}\..+\.tmp$")
-        for name in os.listdir(self.dir):
-            if name != self.path.name:
+        for name in os.listdir(self.dir / ".locks"):
+            if name != ".gitignore":
                 self.assertRegex(name, temp)
+        self.assertEqual((self.dir / ".locks" / ".gitignore").read_text(), "*\n")
         self.assertTrue(sizes_seen)
 
 

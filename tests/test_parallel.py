@@ -61,7 +61,7 @@ class ParallelTestCase(unittest.TestCase):
         return self.counter.read_text(encoding="utf-8").splitlines()
 
     def fixture_files(self) -> list[Path]:
-        return sorted(p for p in self.dir.iterdir() if p.name != LOCK_FOLDER)
+        return sorted(p for p in self.dir.iterdir() if p.name not in (LOCK_FOLDER, ".runs"))
 
     def assert_one_valid_fixture(self) -> dict[str, Any]:
         files = self.fixture_files()

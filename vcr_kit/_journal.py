@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
+from . import _runrecord
+
 
 class Event(str, Enum):
     REPLAYED = "replayed"
@@ -67,6 +69,7 @@ def note(event: Event, path: Path | None, cost_usd: float = 0.0, detail: str = "
             _fixture_dirs.add(path.parent)
         for journal in _open_journals:
             journal.entries.append(entry)
+    _runrecord.note(event.value, path, cost_usd)  # what `vcr_kit unused` reads
 
 
 @contextmanager

@@ -1,7 +1,12 @@
-"""The one-line run summary printed on stderr when the process ends.
+"""The one-line run summary printed on stderr when the run ends.
 
-``vcr_kit: 41 replayed, 2 recorded, 0 missing; $0.8421 of API calls replayed;
-fixtures/ (43 files)``. ``VCR_REPORT=0`` silences it.
+``vcr_kit: 41 replayed, 2 recorded, 0 missing; $0.8421 of API calls replayed,
+$0.0312 recorded; fixtures/ (43 files)``, then ``; answer changed: ...`` naming the
+fixtures a re-record rewrote with a different answer. ``VCR_REPORT=0`` silences it.
+
+Under pytest-xdist only the controller prints: each worker hands its totals over
+(``worker_totals``, sent through xdist's ``workeroutput``) and the controller adds
+them (``add_worker_totals``), so a run prints one line, not one per worker.
 """
 
 from __future__ import annotations
@@ -10,14 +15,20 @@ import atexit
 import os
 import sys
 import threading
+from collections import Counter
 from pathlib import Path
+from typing import Any, Final
 
-from . import _journal
+from . import _journal, _runrecord
 from ._config import truthy
 from ._store import display_path
 
+#: Changed fixtures named in the line; more are counted.
+_MAX_CHANGED_SHOWN: Final = 5
+
 _registered: list[bool] = []
 _lock = threading.Lock()
+_from_workers: list[dict[str, Any]] = []
 
 
 def _json_files(folder: Path) -> int:
@@ -27,31 +38,75 @@ def _json_files(folder: Path) -> int:
         return 0
 
 
-def summary_line() -> str | None:
-    """The summary of everything vcr_kit did in this process, or None if it did nothing."""
+def worker_totals() -> dict[str, Any]:
+    """This process's totals as plain JSON, for the process that prints the summary."""
     counts, replayed_cost, folders = _journal.totals()
-    replayed = counts[_journal.Event.REPLAYED]
-    recorded = counts[_journal.Event.RECORDED]
-    missing = counts[_journal.Event.MISSING]
-    live = counts[_journal.Event.LIVE]
+    return {
+        "counts": {event.value: n for event, n in counts.items()},
+        "replayed_usd": replayed_cost,
+        "recorded_usd": _runrecord.recorded_cost(),
+        "folders": sorted(str(f) for f in folders),
+        "changed": [str(p) for p in _runrecord.changed()],
+    }
+
+
+def add_worker_totals(totals: dict[str, Any]) -> None:
+    """Count a worker's totals in this process's summary (the pytest-xdist controller)."""
+    with _lock:
+        _from_workers.append(totals)
+    register_summary()
+
+
+def _all_totals() -> dict[str, Any]:
+    own = worker_totals()
+    with _lock:
+        workers = list(_from_workers)
+    counts: Counter[str] = Counter(own["counts"])
+    merged = dict(own, folders=set(own["folders"]), changed=list(own["changed"]))
+    for other in workers:
+        counts.update(other.get("counts", {}))
+        merged["replayed_usd"] += float(other.get("replayed_usd", 0.0))
+        merged["recorded_usd"] += float(other.get("recorded_usd", 0.0))
+        merged["folders"].update(other.get("folders", []))
+        merged["changed"] += [c for c in other.get("changed", []) if c not in merged["changed"]]
+    merged["counts"] = counts
+    return merged
+
+
+def summary_line() -> str | None:
+    """The summary of everything vcr_kit did in this run, or None if it did nothing."""
+    totals = _all_totals()
+    counts = totals["counts"]
+    replayed = counts[_journal.Event.REPLAYED.value]
+    recorded = counts[_journal.Event.RECORDED.value]
+    missing = counts[_journal.Event.MISSING.value]
+    live = counts[_journal.Event.LIVE.value]
     if not (replayed or recorded or missing or live):
         return None
     # Folders gone by now (a test's temporary ones) say nothing about the project.
     where = "".join(
         f"; {display_path(folder)}/ ({_json_files(folder)} files)"
-        for folder in sorted(folders)
+        for folder in sorted(Path(f) for f in totals["folders"])
         if folder.is_dir()
     )
+    changed = [display_path(Path(p)) for p in totals["changed"]]
+    if changed:
+        shown = ", ".join(changed[:_MAX_CHANGED_SHOWN])
+        more = len(changed) - _MAX_CHANGED_SHOWN
+        where += f"; answer changed: {shown}" + (f" and {more} more" if more > 0 else "")
     # Live calls are named only when there were some: the usual line stays short.
     live_part = f", {live} live (not recorded)" if live else ""
     return (
         f"vcr_kit: {replayed} replayed, {recorded} recorded, {missing} missing{live_part}; "
-        f"${replayed_cost:.4f} of API calls replayed{where}"
+        f"${totals['replayed_usd']:.4f} of API calls replayed, "
+        f"${totals['recorded_usd']:.4f} recorded{where}"
     )
 
 
 def print_summary() -> None:
     if not truthy(os.environ.get("VCR_REPORT", "1")):
+        return
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # the controller prints for the whole run
         return
     line = summary_line()
     if line:

@@ -2,9 +2,10 @@
 
 A fixture is one pretty-printed JSON object in a fixed key order, so re-recording an
 unchanged answer rewrites the same bytes and a review diff is readable. Writes go
-to a temp file in the same folder, are fsynced, then ``os.replace``d over the
-target: a crash at any instant leaves the old file or the new one, never a torn
-one.
+to a temp file in the git-ignored ``.locks/`` folder beside the fixture (same file
+system), are fsynced, then ``os.replace``d over the target: a crash at any instant
+leaves the old file or the new one, never a torn one, and the temp file a killed
+writer leaves behind is one ``git add`` never stages and the next writer removes.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import json
 import os
 import re
 import tempfile
+import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +24,7 @@ from typing import Any, Final, NoReturn, TypeVar
 from filelock import FileLock, Timeout
 
 from ._config import Mode, Settings
+from ._runrecord import note_changed
 from ._secrets import scan_for_secrets
 from .dehydrate import map_strings
 from .errors import (
@@ -35,6 +38,10 @@ from .errors import (
 FORMAT_VERSION: Final = 1
 FORMAT_KEY: Final = "vcr_kit_format"
 LOCK_FOLDER: Final = ".locks"
+TEMP_SUFFIX: Final = ".tmp"
+#: A temp file older than this belongs to a writer that died: even a large fixture is
+#: written in well under a second, so ten minutes never catches a live write.
+STALE_SECONDS: Final = 600.0
 _READ_SIZE: Final = 1 << 16
 _ASYNC_LOCK_POLL: Final = 0.02
 
@@ -161,7 +168,8 @@ def write_document(path: Path, doc: Document, secrets: Iterable[tuple[str, str]]
     folder = path.parent
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        fd, temp_name = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+        scratch = private_folder(folder)
+        fd, temp_name = tempfile.mkstemp(dir=scratch, prefix=f".{path.name}.", suffix=TEMP_SUFFIX)
     except OSError as exc:
         raise FixtureWriteError(
             f"Cannot write fixture {display_path(path)}: {exc.strerror or exc} "
@@ -174,12 +182,58 @@ def write_document(path: Path, doc: Document, secrets: Iterable[tuple[str, str]]
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(temp_name, path)
-    except BaseException:
+        os.replace(temp_name, path)  # across folders, but within one file system: atomic
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(temp_name)
+        if isinstance(exc, PermissionError):  # .locks/ writable, the folder itself not
+            raise FixtureWriteError(
+                f"Cannot write fixture {display_path(path)}: {exc.strerror or exc} "
+                f"({display_path(folder)}). Make the folder writable or set VCR_FIXTURES_DIR.",
+                path,
+            ) from None
         raise
     _fsync_folder(folder)
+    remove_stale_temps(folder)
+
+
+def private_folder(folder: Path) -> Path:
+    """``folder/.locks``, created with a ``.gitignore`` of ``*``: lock and temp files live
+    there, where ``git add`` never stages them. Raises ``OSError``."""
+    private = folder / LOCK_FOLDER
+    private.mkdir(parents=True, exist_ok=True)
+    ignore = private / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("*\n", encoding="utf-8")
+    return private
+
+
+def temp_files(folder: Path) -> list[Path]:
+    """Temp files of writers in ``folder``: in ``.locks/``, and beside the fixtures where
+    vcr_kit 0.1 wrote them."""
+    found: list[Path] = []
+    for where in (folder, folder / LOCK_FOLDER):
+        try:
+            names = os.listdir(where)
+        except OSError:
+            continue
+        found.extend(where / n for n in names if n.startswith(".") and n.endswith(TEMP_SUFFIX))
+    return sorted(found)
+
+
+def remove_stale_temps(folder: Path, older_than: float = STALE_SECONDS) -> list[Path]:
+    """Delete the temp files that writers killed mid-write left in ``folder``; return them.
+    A young one may be a live write and is left alone."""
+    removed = []
+    limit = time.time() - older_than
+    for temp in temp_files(folder):
+        try:
+            if temp.stat().st_mtime < limit:
+                temp.unlink()
+                removed.append(temp)
+        except OSError:  # gone already, or not ours to delete: never fail a write for it
+            continue
+    return removed
 
 
 def _fsync_folder(folder: Path) -> None:
@@ -199,16 +253,12 @@ def _fsync_folder(folder: Path) -> None:
 def lock_for(path: Path) -> FileLock:
     """The per-fixture lock. Its file lives in ``.locks/`` beside the fixtures and is
     left in place on release (deleting it would race a process that just opened it)."""
-    folder = path.parent / LOCK_FOLDER
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        ignore = folder / ".gitignore"
-        if not ignore.exists():
-            ignore.write_text("*\n", encoding="utf-8")
+        folder = private_folder(path.parent)
     except OSError as exc:
         raise FixtureWriteError(
-            f"Cannot create the lock folder {display_path(folder)}: {exc.strerror or exc}. "
-            "Make the fixtures folder writable or set VCR_FIXTURES_DIR.",
+            f"Cannot create the lock folder {display_path(path.parent / LOCK_FOLDER)}: "
+            f"{exc.strerror or exc}. Make the fixtures folder writable or set VCR_FIXTURES_DIR.",
             path,
         ) from None
     # thread_local=False: an async task may acquire in one thread and release in another.
@@ -254,7 +304,10 @@ def _save(path: Path, doc: Document | None, secrets: Iterable[tuple[str, str]]) 
     kept = _same_answer_on_disk(path, doc)
     if kept is not None:  # a re-record that changed nothing changes no byte
         return Outcome(kept, recorded=True)
+    existed = path.exists()
     write_document(path, doc, secrets)
+    if existed:  # the summary lists the answers a re-record changed
+        note_changed(path)
     return Outcome(doc, recorded=True)
 
 

@@ -1,0 +1,64 @@
+"""The vcr_kit command line: see, show, check, prune and re-key the fixtures on disk.
+
+Usage: vcr_kit COMMAND [FOLDER] [options]   (the same as python -m vcr_kit)
+
+Every command takes the fixtures folder (default: VCR_FIXTURES_DIR, else fixtures/
+at the project root) and reads fixtures below it. Exit status: 0 when all is well,
+1 when a problem was found, 2 on a usage error. A bad file is reported, never a
+traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from . import check as check
+from . import diff as diff
+from . import prune as prune
+from . import rekey as rekey
+from . import show as show
+from . import status as status
+from . import unused as unused
+from ._common import Command, fail
+
+#: One module per command; a new command is a new module and one entry here.
+COMMANDS: tuple[Command, ...] = (status, check, show, diff, unused, prune, rekey)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .. import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="vcr_kit",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"vcr_kit {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for command in COMMANDS:
+        sub = commands.add_parser(
+            command.NAME,
+            help=command.HELP,
+            description=command.__doc__,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        command.add_arguments(sub)
+        sub.set_defaults(run=command.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; return its exit status (argparse exits 2 on a usage error)."""
+    args = build_parser().parse_args(argv)
+    try:
+        status: int = args.run(args)
+    except BrokenPipeError:  # `vcr_kit status | head`: the reader left, nothing is wrong
+        sys.stderr.close()
+        return 0
+    except KeyboardInterrupt:
+        return 130
+    except OSError as exc:  # a folder that vanished, a disk error: one line, no traceback
+        return fail(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": "))
+    return status

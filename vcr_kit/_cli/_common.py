@@ -1,0 +1,63 @@
+"""What the commands share: the command protocol, the folder argument, sizes."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Protocol
+
+from .._store import display_path
+
+
+class Command(Protocol):
+    """A command module: ``NAME``, a one-line ``HELP``, its docstring as the description."""
+
+    NAME: str
+    HELP: str
+    __doc__: str | None
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None: ...
+
+    def run(self, args: argparse.Namespace) -> int: ...
+
+
+USAGE_ERROR = 2
+
+
+def add_folder(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "folder", nargs="?", metavar="FOLDER", help="default: VCR_FIXTURES_DIR or fixtures/"
+    )
+
+
+def folder_of(args: argparse.Namespace) -> Path | None:
+    """The fixtures folder the user means, or None (after saying why) if there is none."""
+    if args.folder:
+        folder = Path(args.folder)
+    else:
+        from .._config import load_settings
+
+        folder = load_settings().fixtures_dir
+    if not folder.is_dir():
+        print(f"vcr_kit: {display_path(folder)} is not a folder", file=sys.stderr)
+        return None
+    return folder
+
+
+def fail(message: str, status: int = 1) -> int:
+    print(f"vcr_kit: {message}", file=sys.stderr)
+    return status
+
+
+def size(count: int) -> str:
+    """Bytes for a person: ``812 B``, ``4.1 KB``, ``3.2 MB``."""
+    if count < 1000:
+        return f"{count} B"
+    if count < 1_000_000:
+        return f"{count / 1000:.1f} KB"
+    return f"{count / 1_000_000:.1f} MB"
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"

@@ -1,0 +1,71 @@
+"""Check every fixture below FOLDER before CI does.
+
+Each *.json must parse as a vcr_kit fixture, have a valid name, hold no key, and
+have the shape its kind needs to replay as recorded (an HTTP answer with one body
+and a real status, events only where the request asked for a stream, SDK tags
+replay can load, a known format version). Temp files of killed writers and lock
+files of deleted fixtures are reported too (vcr_kit prune removes them).
+One line per problem; exit status 1 if there is any.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from .._keys import validate_name
+from .._scan import Fixture, debris, scan
+from .._secrets import find_secret
+from .._store import display_path
+from .._validate import problems
+from ..errors import VCRError
+from ._common import add_folder, folder_of, plural
+
+NAME = "check"
+HELP = "check every fixture's shape, name and secrets; report debris"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_folder(parser)
+
+
+def fixture_problems(fixture: Fixture) -> list[str]:
+    """What is wrong with one fixture, each line without its path."""
+    if fixture.doc is None:
+        return [fixture.error or "unreadable"]
+    found = []
+    try:
+        validate_name(fixture.name)
+    except VCRError as exc:
+        found.append(exc.message)
+    found.extend(problems(fixture.doc, fixture.name))
+    try:
+        data = fixture.path.read_bytes()
+    except OSError as exc:
+        return [*found, f"cannot be read: {exc.strerror or exc}"]
+    secret = find_secret(data, document=fixture.doc.get("response"))
+    if secret is not None:
+        what, where = secret
+        found.append(f"contains {what} {where}; remove it and record again")
+    return found
+
+
+def check_folder(folder: Path) -> tuple[int, list[str]]:
+    """(fixtures checked, one line per problem)."""
+    lines: list[str] = []
+    fixtures = scan(folder)
+    for fixture in fixtures:
+        lines.extend(f"{display_path(fixture.path)}: {p}" for p in fixture_problems(fixture))
+    lines.extend(d.describe() for d in debris(folder))
+    return len(fixtures), lines
+
+
+def run(args: argparse.Namespace) -> int:
+    folder = folder_of(args)
+    if folder is None:
+        return 2
+    count, lines = check_folder(folder)
+    for line in lines:
+        print(line)
+    print(f"vcr_kit: {count} fixtures checked, {plural(len(lines), 'problem')}")
+    return 1 if lines else 0

@@ -1,0 +1,225 @@
+"""A fixture as a person reads it: the request, the answer, usage and cost.
+
+Pure functions from a parsed fixture to lines of text. A stream is joined into its
+final message (text, tool calls with their JSON input assembled from the deltas,
+thinking), as the SDK's ``get_final_message()`` would; an API error shows its
+status, type and message.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from typing import Any, Final
+
+_WIDTH: Final = 100
+
+
+def _short(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _text_lines(prefix: str, text: str) -> list[str]:
+    lines = text.splitlines() or [""]
+    pad = " " * len(prefix)
+    return [prefix + lines[0], *(pad + line for line in lines[1:])]
+
+
+def content_lines(role: str, content: Any) -> list[str]:
+    """One message's content: text as it is, other blocks tagged with their type."""
+    if isinstance(content, str):
+        return _text_lines(f"[{role}] ", content)
+    if not isinstance(content, list):
+        return _text_lines(f"[{role}] ", _short(content))
+    lines: list[str] = []
+    for block in content:
+        if not isinstance(block, dict):
+            lines += _text_lines(f"[{role}] ", _short(block))
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            lines += _text_lines(f"[{role}] ", str(block.get("text", "")))
+        elif kind in ("tool_use", "server_tool_use"):
+            lines.append(
+                f"[{role} calls {block.get('name')} ({block.get('id')})] "
+                f"{_short(block.get('input'))}"
+            )
+        elif kind == "tool_result":
+            inner = block.get("content")
+            text = inner if isinstance(inner, str) else _short(inner)
+            lines += _text_lines(f"[{role}: result for {block.get('tool_use_id')}] ", text)
+        elif kind == "thinking":
+            lines += _text_lines(f"[{role} thinking] ", str(block.get("thinking", "")))
+        elif kind == "redacted_thinking":
+            lines.append(f"[{role} thinking] (redacted)")
+        else:
+            rest = {k: v for k, v in block.items() if k != "type"}
+            lines.append(f"[{role} {kind}] {_short(rest)}")
+    return lines
+
+
+def join_stream(events: list[Any]) -> dict[str, Any] | None:
+    """The final message of a stream of raw event objects (``{"type": ..., ...}``)."""
+    message: dict[str, Any] | None = None
+    partial: dict[int, str] = {}
+    for event in events:
+        if not isinstance(event, dict):
+            continue
+        kind = event.get("type")
+        if kind == "message_stop" and isinstance(event.get("message"), dict):
+            return dict(event["message"])  # the SDK helper's events carry the snapshot
+        if kind == "message_start" and isinstance(event.get("message"), dict):
+            message = dict(event["message"], content=[])
+        elif message is None:
+            continue
+        elif kind == "content_block_start":
+            message["content"].append(dict(event.get("content_block") or {}))
+        elif kind == "content_block_delta" and message["content"]:
+            index = int(event.get("index", len(message["content"]) - 1))
+            block = message["content"][min(index, len(message["content"]) - 1)]
+            delta = event.get("delta") or {}
+            dtype = delta.get("type")
+            if dtype == "text_delta":
+                block["text"] = block.get("text", "") + delta.get("text", "")
+            elif dtype == "input_json_delta":
+                partial[index] = partial.get(index, "") + delta.get("partial_json", "")
+            elif dtype == "thinking_delta":
+                block["thinking"] = block.get("thinking", "") + delta.get("thinking", "")
+            elif dtype == "signature_delta":
+                block["signature"] = delta.get("signature", "")
+        elif kind == "message_delta":
+            message.update(event.get("delta") or {})
+            usage = event.get("usage")
+            if isinstance(usage, dict):
+                message["usage"] = {**(message.get("usage") or {}), **usage}
+    if message is not None:
+        for index, text in partial.items():
+            try:
+                message["content"][index]["input"] = json.loads(text) if text else {}
+            except (json.JSONDecodeError, IndexError):
+                message["content"][index]["input"] = text
+    return message
+
+
+def _untag(value: Any) -> Any:
+    if isinstance(value, dict) and "$sdk" in value:
+        return value.get("data")
+    return value
+
+
+def answer_lines(answer: Any) -> list[str]:
+    """A message, an error body, a token count or any JSON value."""
+    if isinstance(answer, list):
+        return [line for item in answer for line in answer_lines(_untag(item))]
+    if not isinstance(answer, dict):
+        return _text_lines("", _short(answer))
+    if answer.get("type") == "message":
+        lines = content_lines(str(answer.get("role", "assistant")), answer.get("content"))
+        lines.append(f"stop_reason: {answer.get('stop_reason')}")
+        return lines
+    if answer.get("type") == "error" and isinstance(answer.get("error"), dict):
+        error = answer["error"]
+        return [f"error {error.get('type')}: {error.get('message')}"]
+    if set(answer) == {"input_tokens"}:
+        return [f"input_tokens: {answer['input_tokens']}"]
+    if "$error" in answer and isinstance(answer["$error"], dict):
+        error = answer["$error"]
+        return [f"{error.get('class')} {error.get('status')}: {error.get('message')}"]
+    if isinstance(answer.get("data"), list):  # a page (models.list)
+        return [f"- {_short(item.get('id', item) if isinstance(item, dict) else item)}"
+                for item in answer["data"]]
+    return json.dumps(answer, indent=2, ensure_ascii=False).splitlines()
+
+
+def request_lines(doc: dict[str, Any]) -> list[str]:
+    request = doc.get("request")
+    if not isinstance(request, dict):
+        return _text_lines("input: ", _short(request))
+    lines = []
+    body: dict[str, Any] = request
+    if doc.get("kind") == "http":
+        lines.append(f"{request.get('method')} {request.get('path')}")
+        given = request.get("body")
+        body = given if isinstance(given, dict) else {}
+        if "anthropic-beta" in request:
+            lines.append(f"anthropic-beta: {request['anthropic-beta']}")
+    elif doc.get("kind") == "generic":
+        return _text_lines("input: ", json.dumps(request, ensure_ascii=False))
+    shown = {"messages", "system", "tools"}
+    params = {k: v for k, v in body.items() if k not in shown}
+    if params:
+        lines.append("parameters: " + ", ".join(f"{k}={_short(v)}" for k, v in params.items()))
+    system = body.get("system")
+    if system:
+        if isinstance(system, list):
+            system = "\n".join(str(b.get("text", b)) if isinstance(b, dict) else str(b)
+                               for b in system)
+        lines += _text_lines("[system] ", str(system))
+    tools = body.get("tools")
+    if isinstance(tools, list) and tools:
+        names = [str(t.get("name")) if isinstance(t, dict) else _short(t) for t in tools]
+        lines.append("tools: " + ", ".join(names))
+    for message in body.get("messages") or []:
+        if isinstance(message, dict):
+            lines += content_lines(str(message.get("role")), message.get("content"))
+    return lines
+
+
+def response_lines(doc: dict[str, Any]) -> list[str]:
+    response = doc.get("response")
+    kind = doc.get("kind")
+    if kind == "http" and isinstance(response, dict):
+        lines = [f"status {response.get('status')}"]
+        if "events" in response:
+            events = [e.get("data") for e in response["events"] if isinstance(e, dict)]
+            final = join_stream(events)
+            lines.append(f"(a stream of {len(events)} events, joined)")
+            errors = [e for e in events if isinstance(e, dict) and e.get("type") == "error"]
+            lines += answer_lines(final) if final else []
+            for error in errors:
+                lines += answer_lines(error)
+            return lines
+        if "body" in response:
+            return lines + answer_lines(response["body"])
+        if "text" in response:
+            return lines + _text_lines("", str(response["text"]))
+        return [*lines, "(binary body)"]
+    if kind == "stream" and isinstance(response, list):
+        events = [_untag(e) for e in response]
+        final = join_stream(events)
+        head = [f"(a stream of {len(events)} events, joined)"]
+        return head + (answer_lines(final) if final else [])
+    if kind in ("message", "token_count"):
+        return answer_lines(_untag(response) if isinstance(response, dict) else response)
+    return answer_lines(response)
+
+
+def usage_lines(doc: dict[str, Any]) -> list[str]:
+    from ._cost import cost_of, price_for
+
+    lines = []
+    for entry in doc.get("usage") or []:
+        if not isinstance(entry, dict) or not isinstance(entry.get("usage"), dict):
+            continue
+        model, usage = str(entry.get("model")), entry["usage"]
+        tokens = ", ".join(f"{k}={v}" for k, v in usage.items() if isinstance(v, int))
+        if price_for(model) is None:
+            lines.append(f"usage: {model}: {tokens}; cost unknown (no price for this model)")
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            usd = cost_of(model, usage).usd
+        lines.append(f"usage: {model}: {tokens}; ${usd:.6f}")
+    return lines
+
+
+def render(doc: dict[str, Any]) -> list[str]:
+    """The whole fixture: kind, request, answer, usage and cost."""
+    return [
+        f"kind: {doc.get('kind')}",
+        "--- request",
+        *request_lines(doc),
+        "--- answer",
+        *response_lines(doc),
+        *(["--- usage", *usage_lines(doc)] if doc.get("usage") else []),
+    ]

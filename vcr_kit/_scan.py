@@ -1,0 +1,128 @@
+"""What is on disk below a fixtures folder: fixtures, unreadable files, debris.
+
+The commands of ``python -m vcr_kit`` all start here. Reading never raises for a bad
+file (unreadable, not UTF-8, not JSON, a folder named ``*.json``): each one becomes
+a ``Fixture`` whose ``error`` says what is wrong, so a command reports it and goes on.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from ._store import LOCK_FOLDER, STALE_SECONDS, display_path, parse_document, temp_files
+from .errors import VCRError
+
+JSON_SUFFIX: Final = ".json"
+LOCK_SUFFIX: Final = ".lock"
+
+
+@dataclass(frozen=True)
+class Fixture:
+    """One ``*.json`` entry: its parsed document, or why there is none."""
+
+    path: Path
+    size: int
+    doc: dict[str, Any] | None
+    error: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+
+def fixture_paths(folder: Path) -> list[Path]:
+    """Every ``*.json`` below ``folder``, sorted; hidden files and folders (``.locks/``,
+    ``.runs/``, ``.git/``) are not fixtures. A folder named ``*.json`` is yielded (and
+    reported by ``read``), never walked into."""
+    return sorted(_walk(folder))
+
+
+def _walk(folder: Path) -> Iterator[Path]:
+    for root, dirs, files in os.walk(folder):
+        here = Path(root)
+        odd = sorted(d for d in dirs if d.endswith(JSON_SUFFIX) and not d.startswith("."))
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in odd)
+        names = [f for f in files if f.endswith(JSON_SUFFIX) and not f.startswith(".")]
+        for name in sorted([*names, *odd]):
+            yield here / name
+
+
+def read(path: Path) -> Fixture:
+    """The fixture at ``path``; never raises."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except IsADirectoryError:
+        return Fixture(path, 0, None, "a folder, not a fixture file; remove or rename it")
+    except OSError as exc:
+        return Fixture(path, 0, None, f"cannot be read: {exc.strerror or exc}")
+    try:
+        return Fixture(path, len(data), parse_document(data, path))
+    except VCRError as exc:
+        return Fixture(path, len(data), None, exc.message)
+    except RecursionError:  # a hand-made file nested thousands deep
+        return Fixture(path, len(data), None, "nested too deeply to parse")
+
+
+def scan(folder: Path) -> list[Fixture]:
+    return [read(path) for path in fixture_paths(folder)]
+
+
+def fixture_folders(folder: Path) -> list[Path]:
+    """``folder`` and every non-hidden folder below it: each may hold its own
+    ``.locks/`` and ``.runs/``."""
+    found = []
+    for root, dirs, _files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not d.endswith(JSON_SUFFIX))
+        found.append(Path(root))
+    return found
+
+
+@dataclass(frozen=True)
+class Debris:
+    """A file a writer or a lock left behind that nothing needs any more."""
+
+    path: Path
+    size: int
+    what: str  # "temp file" or "lock file"
+
+    def describe(self) -> str:
+        where = display_path(self.path)
+        return f"{where}: {self.what} of a writer that is gone ({self.size} bytes)"
+
+
+def debris(folder: Path, older_than: float = STALE_SECONDS) -> list[Debris]:
+    """Stale temp files (a killed writer's) and lock files of fixtures that do not exist,
+    in ``folder`` and below. Young ones may belong to a live writer and are left out."""
+    limit = time.time() - older_than
+    found: list[Debris] = []
+    for here in fixture_folders(folder):
+        for temp in temp_files(here):
+            stat = _stat(temp)
+            if stat is not None and stat.st_mtime < limit:
+                found.append(Debris(temp, stat.st_size, "temp file"))
+        locks = here / LOCK_FOLDER
+        try:
+            names = sorted(os.listdir(locks))
+        except OSError:
+            continue
+        for name in names:
+            if not name.endswith(LOCK_SUFFIX) or name.startswith("."):
+                continue
+            fixture = here / name.removesuffix(LOCK_SUFFIX)
+            stat = _stat(locks / name)
+            if stat is not None and stat.st_mtime < limit and not fixture.exists():
+                found.append(Debris(locks / name, stat.st_size, "lock file"))
+    return found
+
+
+def _stat(path: Path) -> os.stat_result | None:
+    try:
+        return path.stat()
+    except OSError:
+        return None

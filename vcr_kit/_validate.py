@@ -1,0 +1,228 @@
+"""The shape a fixture must have to replay as it was recorded, checked kind by kind.
+
+``problems(doc, name)`` takes a parsed fixture and its file name and returns one line
+per problem, each naming the field (``response.status: ...``). It is pure: no disk,
+no SDK import, nothing but walking the value, so ``check`` can run it over thousands
+of files and replay can afford it on a file that failed to decode.
+
+What is refused is what replay would serve wrongly or crash on: a ``response`` of the
+wrong type, an HTTP answer with no body or with two, an SSE answer under a request
+that did not ask for a stream (the SDK would parse the events as JSON), a status the
+SDK retries (replay would loop on it), an SDK tag replay refuses to load, a format
+version this vcr_kit does not know.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Mapping
+from typing import Any, Final, TypeGuard
+
+FORMAT_KEY: Final = "vcr_kit_format"  # the same as _store's: this module must stay I/O-free
+KNOWN_FORMATS: Final = frozenset({1})
+KINDS: Final = ("http", "message", "stream", "token_count", "generic")
+_HTTP_BODIES: Final = ("body", "events", "text", "base64")
+_TRANSIENT: Final = frozenset({408, 409, 429})
+_HTTP_NAME: Final = re.compile(r"[a-z0-9-]+-[0-9a-f]{12}\.json")
+_SDK_TAG: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|anthropic(\.[A-Za-z_][A-Za-z0-9_]*)+")
+
+
+def _is_int(value: Any) -> TypeGuard[int]:
+    return type(value) is int  # bool is an int subclass, and never a status or version
+
+
+def _type_name(value: Any) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(
+        type(value), "null" if value is None else "a number"
+    )
+
+
+def problems(doc: Mapping[str, Any], name: str) -> list[str]:
+    """Every reason why ``doc`` (the fixture file ``name``) would not replay faithfully."""
+    found: list[str] = []
+    version = doc.get(FORMAT_KEY)
+    if not _is_int(version) or version not in KNOWN_FORMATS:
+        known = ", ".join(str(v) for v in sorted(KNOWN_FORMATS))
+        found.append(f"{FORMAT_KEY}: {version!r} is not a format this vcr_kit reads ({known})")
+    kind = doc.get("kind")
+    if kind not in KINDS:
+        found.append(f"kind: {kind!r} is not one of {', '.join(KINDS)}")
+        return found
+    if "request" not in doc:
+        found.append("request: missing (it names the fixture and shows a miss's diff)")
+    if "response" not in doc:
+        found.append("response: missing")
+        return found
+    _check_usage(doc.get("usage", []), found)
+    request, response = doc.get("request"), doc["response"]
+    if kind == "http":
+        _check_http(request, response, name, found)
+    elif kind == "message":
+        _check_tagged(response, "response", found)
+        if name.endswith("-stream.json"):
+            found.append("kind: a 'message' fixture under a stream name (*-stream.json)")
+        _check_messages(request, found)
+    elif kind == "stream":
+        _check_stream(response, found)
+        if not name.endswith("-stream.json"):
+            found.append("kind: a 'stream' fixture under a name without '-stream'")
+        _check_messages(request, found)
+    elif kind == "token_count":
+        _check_token_count(request, response, name, found)
+    # generic: any JSON value is a valid answer, and replay hands it back as it is.
+    return found
+
+
+def _check_usage(usage: Any, found: list[str]) -> None:
+    if not isinstance(usage, list):
+        found.append(f"usage: {_type_name(usage)}, not a list")
+        return
+    for i, entry in enumerate(usage):
+        where = f"usage[{i}]"
+        if not isinstance(entry, dict):
+            found.append(f"{where}: {_type_name(entry)}, not an object")
+        elif not isinstance(entry.get("model"), str):
+            found.append(f"{where}.model: missing or not a string")
+        elif not isinstance(entry.get("usage"), dict):
+            found.append(f"{where}.usage: missing or not an object")
+
+
+# -- http ---------------------------------------------------------------------------
+
+
+def _asks_for_stream(request: Any) -> bool:
+    body = request.get("body") if isinstance(request, dict) else None
+    return isinstance(body, dict) and body.get("stream") is True
+
+
+def _check_http(request: Any, response: Any, name: str, found: list[str]) -> None:
+    if not _HTTP_NAME.fullmatch(name):
+        found.append("kind: an 'http' fixture must be named <method>-<path>-<12 hex>.json")
+    if not isinstance(request, dict):
+        found.append(f"request: {_type_name(request)}, not an object")
+    else:
+        if not isinstance(request.get("method"), str):
+            found.append("request.method: missing or not a string")
+        path = request.get("path")
+        if not (isinstance(path, str) and path.startswith("/")):
+            found.append("request.path: missing or not a path starting with '/'")
+    if not isinstance(response, dict):
+        found.append(f"response: {_type_name(response)}, not an object with a status")
+        return
+    status = response.get("status")
+    if not _is_int(status) or not 100 <= status <= 599:
+        found.append(f"response.status: {status!r} is not an HTTP status (100-599)")
+    elif status in _TRANSIENT or status >= 500:
+        found.append(
+            f"response.status: {status} is a transient failure the SDK retries; "
+            "it is never a fixture (delete it and record again)"
+        )
+    bodies = [key for key in _HTTP_BODIES if key in response]
+    if len(bodies) != 1:
+        what = "none" if not bodies else ", ".join(bodies)
+        found.append(f"response: exactly one of body, events, text, base64 is needed ({what})")
+    headers = response.get("headers", {})
+    if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
+        found.append("response.headers: not an object of strings")
+        headers = {}
+    content_type = str(headers.get("content-type", ""))
+    if "events" in response:
+        _check_events(response["events"], found)
+        if not _asks_for_stream(request):
+            found.append(
+                "response.events: an SSE answer to a request without \"stream\": true "
+                "(the SDK would parse it as JSON)"
+            )
+        if content_type and not content_type.startswith("text/event-stream"):
+            found.append(f"response.headers.content-type: {content_type!r} for an SSE answer")
+    elif _asks_for_stream(request) and _is_int(status) and 200 <= status < 300:
+        found.append("response.events: missing: the request asked for a stream")
+    if "body" in response and "json" not in content_type and content_type:
+        found.append(f"response.headers.content-type: {content_type!r} for a JSON body")
+    if "text" in response and not isinstance(response["text"], str):
+        found.append(f"response.text: {_type_name(response['text'])}, not a string")
+    if "base64" in response:
+        try:
+            base64.b64decode(str(response["base64"]).encode("ascii"), validate=True)
+        except (binascii.Error, UnicodeEncodeError):
+            found.append("response.base64: not base64")
+
+
+def _check_events(events: Any, found: list[str]) -> None:
+    if not isinstance(events, list):
+        found.append(f"response.events: {_type_name(events)}, not a list")
+        return
+    for i, event in enumerate(events):
+        if not isinstance(event, dict):
+            found.append(f"response.events[{i}]: {_type_name(event)}, not an object")
+        elif "data" not in event and "data_text" not in event:
+            found.append(f"response.events[{i}]: no 'data'")
+        elif any(not isinstance(event.get(k, ""), str) for k in ("event", "id", "retry")):
+            found.append(f"response.events[{i}]: event, id and retry must be strings")
+
+
+# -- cassette kinds -------------------------------------------------------------------
+
+
+def _check_messages(request: Any, found: list[str]) -> None:
+    messages = request.get("messages") if isinstance(request, dict) else None
+    if not isinstance(messages, list):
+        found.append("request.messages: missing or not a list")
+
+
+def _check_tagged(value: Any, where: str, found: list[str]) -> None:
+    """SDK objects (``$sdk``) and API errors (``$error``) anywhere inside ``value``."""
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            _check_tagged(item, f"{where}[{i}]", found)
+    elif isinstance(value, dict):
+        if "$sdk" in value:
+            tag = value["$sdk"]
+            if not (isinstance(tag, str) and _SDK_TAG.fullmatch(tag)):
+                found.append(f"{where}.$sdk: {tag!r} is not an anthropic class name")
+            if "data" not in value:
+                found.append(f"{where}.data: missing")
+        elif "$error" in value:
+            _check_error(value["$error"], f"{where}.$error", found)
+        else:
+            for key, item in value.items():
+                _check_tagged(item, f"{where}.{key}", found)
+
+
+def _check_error(error: Any, where: str, found: list[str]) -> None:
+    if not isinstance(error, dict):
+        found.append(f"{where}: {_type_name(error)}, not an object")
+        return
+    status = error.get("status")
+    if not _is_int(status) or not 400 <= status <= 599:
+        found.append(f"{where}.status: {status!r} is not an error status (400-599)")
+    for key in ("class", "message", "request_id", "method", "path"):
+        if error.get(key) is not None and not isinstance(error[key], str):
+            found.append(f"{where}.{key}: {_type_name(error[key])}, not a string")
+
+
+def _check_stream(response: Any, found: list[str]) -> None:
+    if isinstance(response, dict) and "$error" in response:  # the stream failed to open
+        _check_error(response["$error"], "response.$error", found)
+        return
+    if not isinstance(response, list):
+        found.append(f"response: {_type_name(response)}, not a list of events")
+        return
+    for i, event in enumerate(response):
+        if not (isinstance(event, dict) and "$sdk" in event):
+            found.append(f"response[{i}]: not an SDK event ({{\"$sdk\": ..., \"data\": ...}})")
+        else:
+            _check_tagged(event, f"response[{i}]", found)
+
+
+def _check_token_count(request: Any, response: Any, name: str, found: list[str]) -> None:
+    if not name.startswith("token-count-"):
+        found.append("kind: a 'token_count' fixture must be named token-count-<12 hex>.json")
+    if not (isinstance(request, dict) and "messages" in request):
+        found.append("request.messages: missing")
+    if not (isinstance(response, dict) and ("$sdk" in response or "$error" in response)):
+        found.append(f"response: {_type_name(response)}, not a token count or an API error")
+    else:
+        _check_tagged(response, "response", found)
