@@ -63,6 +63,10 @@ def request_key(request: httpx2.Request) -> tuple[str, dict[str, Any]]:
         try:
             text = body_bytes.decode("utf-8")
             body = json.loads(text)
+            if isinstance(body, dict) and "metadata" in body:
+                # user and session ids (Claude Code sends a random session per run): noise
+                # to the answer, so neither keyed nor stored.
+                body = {k: v for k, v in body.items() if k != "metadata"}
             if json_text_may_change(text):  # most requests: one scan, no walk
                 body = dehydrate_json(body)
         except (UnicodeDecodeError, json.JSONDecodeError):

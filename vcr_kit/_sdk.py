@@ -65,15 +65,11 @@ def remap_ids(
     return value
 
 
-def stabilize_ids(value: Any, seed: str) -> Any:
-    """Deterministic ids for the file: ``msg_vcr_<n>`` and tool ids derived from ``seed``."""
-    messages: dict[str, str] = {}
+def stable_tool_ids(seed: str) -> Callable[[str], str]:
+    """The tool id mapping of ``stabilize_ids``: the n-th distinct id seen becomes an id
+    derived from ``seed`` and n. A proxy that forwards a stream while it records applies
+    it event by event, so its client quotes the ids that the fixture will hold."""
     tools: dict[str, str] = {}
-
-    def message_id(old: str) -> str:
-        if old not in messages:
-            messages[old] = f"msg_vcr_{len(messages)}"
-        return messages[old]
 
     def tool_id(old: str) -> str:
         if old not in tools:
@@ -82,7 +78,19 @@ def stabilize_ids(value: Any, seed: str) -> Any:
             tools[old] = f"{prefix}_vcr{digest.hexdigest()[:21]}"
         return tools[old]
 
-    return remap_ids(value, message_id, tool_id)
+    return tool_id
+
+
+def stabilize_ids(value: Any, seed: str) -> Any:
+    """Deterministic ids for the file: ``msg_vcr_<n>`` and tool ids derived from ``seed``."""
+    messages: dict[str, str] = {}
+
+    def message_id(old: str) -> str:
+        if old not in messages:
+            messages[old] = f"msg_vcr_{len(messages)}"
+        return messages[old]
+
+    return remap_ids(value, message_id, stable_tool_ids(seed))
 
 
 _RECORDED_MESSAGE_ID = re.compile(r'"(msg_vcr_\d+)"')
