@@ -43,8 +43,15 @@ def check_folder(folder: Path) -> tuple[int, list[str]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] in (["serve"], ["run"]):  # their own parsers: `run` takes `-- CMD ARGS...`
+        from ._proxy_cli import run_main, serve_main
+
+        return serve_main(argv[1:]) if argv[0] == "serve" else run_main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m vcr_kit", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("serve", help="serve a record/replay proxy on 127.0.0.1")
+    commands.add_parser("run", help="run a command with ANTHROPIC_BASE_URL set to a proxy")
     check = commands.add_parser("check", help="check every fixture in a folder")
     check.add_argument("folder", nargs="?", help="default: VCR_FIXTURES_DIR or fixtures/")
     args = parser.parse_args(argv)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import json
+import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Final
@@ -275,7 +276,7 @@ class HttpRecorder:
             raise through_sdk(exc) from None
 
     def _handle(self, request: httpx2.Request, live: LiveSend) -> httpx2.Response:
-        if self.settings.mode is Mode.OFF:
+        if self.settings.mode is Mode.OFF or to_local_proxy(request):
             return live(request)
         path, stored_request, secrets = self._prepare(request)
 
@@ -298,7 +299,7 @@ class HttpRecorder:
         return self._answer(outcome, path, request)
 
     async def _ahandle(self, request: httpx2.Request, live: AsyncLiveSend) -> httpx2.Response:
-        if self.settings.mode is Mode.OFF:
+        if self.settings.mode is Mode.OFF or to_local_proxy(request):
             return await live(request)
         path, stored_request, secrets = self._prepare(request)
 
@@ -319,6 +320,13 @@ class HttpRecorder:
             _journal.note(_journal.Event.MISSING, path)
             raise
         return self._answer(outcome, path, request)
+
+
+def to_local_proxy(request: httpx2.Request) -> bool:
+    """Whether ``request`` goes to a vcr_kit proxy of this process, which records it:
+    recording it here too would count it twice and lock its fixture twice (a deadlock)."""
+    proxy = sys.modules.get("vcr_kit._proxy")  # not loaded: no proxy runs
+    return proxy is not None and bool(proxy.serves(request.url.host, request.url.port))
 
 
 _SDK_VISIBLE: dict[type[VCRError], type[VCRError]] = {}

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import unittest
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -48,15 +48,21 @@ def _replay_credentials() -> Iterator[bool]:
 
 @contextmanager
 def vcr_session(
-    mode: str | Mode | None = None, fixtures_dir: str | os.PathLike[str] | None = None
+    mode: str | Mode | None = None,
+    fixtures_dir: str | os.PathLike[str] | None = None,
+    proxy: bool = False,
 ) -> Iterator[_journal.Journal]:
     """Everything vcr_kit does around one test: activation with the test's defaults,
-    replay credentials, the journal, and interception of SDK-built clients."""
+    replay credentials, the journal, and interception of SDK-built clients; with
+    ``proxy``, also a proxy that child processes reach through ``ANTHROPIC_BASE_URL``."""
+    from ._proxy import proxy_for_test
+
     with (
         activated(mode, fixtures_dir),
         _replay_credentials() as can_record,
         _journal.journal() as journal,
         intercepting(HttpRecorder(can_record=can_record)),
+        proxy_for_test() if proxy else nullcontext(),
     ):
         yield journal
 
@@ -68,6 +74,9 @@ class VCRMixin:
     vcr_mode: ClassVar[str | Mode | None] = None
     #: Where this class's fixtures live (default: ``VCR_FIXTURES_DIR`` or ``fixtures/``).
     vcr_fixtures_dir: ClassVar[str | os.PathLike[str] | None] = None
+    #: Run a record/replay proxy per test and point ``ANTHROPIC_BASE_URL`` at it, for
+    #: code that calls Claude from a child process (Claude Code, claude-agent-sdk).
+    vcr_proxy: ClassVar[bool] = False
 
     vcr_journal: _journal.Journal
     _vcr_clients: dict[str, Any]
@@ -79,7 +88,7 @@ class VCRMixin:
     @contextmanager
     def _vcr_session(self) -> Iterator[None]:
         self._vcr_clients = {}
-        with vcr_session(self.vcr_mode, self.vcr_fixtures_dir) as journal:
+        with vcr_session(self.vcr_mode, self.vcr_fixtures_dir, self.vcr_proxy) as journal:
             self.vcr_journal = journal
             try:
                 yield
