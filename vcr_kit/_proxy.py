@@ -181,6 +181,9 @@ class Proxy:
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    # The default backlog (5) resets connections when a test suite or an agent opens
+    # many at once.
+    request_queue_size = 128
 
     def __init__(self, owner: Proxy, port: int) -> None:
         self.owner = owner
@@ -344,6 +347,10 @@ class _Exchange:
         try:
             answer = recorder.handle(request, self.live)
         except VCRError as exc:  # a missing fixture above all: the client shows the message
+            if self.forwarded:  # refused after the answer went out (a secret): cut it short
+                self.proxy.log(f"vcr_kit proxy: {exc.message}")
+                self.handler.close_connection = True
+                return
             self.fail(400, "invalid_request_error", exc.message)
             return
         except lib.TransportError as exc:
@@ -359,7 +366,9 @@ class _Exchange:
             return
         if recorder.settings.mode is Mode.OFF:
             _journal.note(_journal.Event.PASSED_THROUGH, None)
-        if not self.forwarded:  # a replay
+        if self.forwarded:
+            self.handler.end_chunks()
+        else:  # a replay
             headers = list(answer.headers.items())
             self.handler.send_whole(answer.status_code, headers, answer.content)
 
@@ -394,7 +403,8 @@ class _Exchange:
                 buffered.append(chunk)
                 self.handler.send_chunk(transform.feed(chunk))
             self.handler.send_chunk(transform.flush())
-            self.handler.end_chunks()
+            # The body's end is sent by `run` once the fixture is written: a client that
+            # saw the whole answer may count on the recording (and the journal) being done.
         finally:
             response.close()
         return lib.Response(
