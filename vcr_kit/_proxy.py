@@ -369,7 +369,7 @@ class _Exchange:
         if self.forwarded:
             self.handler.end_chunks()
         else:  # a replay
-            headers = list(answer.headers.items())
+            headers = [(k, v) for k, v in answer.headers.items() if k not in _NOT_RETURNED]
             self.handler.send_whole(answer.status_code, headers, answer.content)
 
     def fail(self, status: int, error_type: str, message: str) -> None:
