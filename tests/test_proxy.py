@@ -419,3 +419,34 @@ class TestOptionTest(ProxyTestCase):
 if __name__ == "__main__":  # pragma: no cover
     unittest.main()
 
+
+
+class PytestMarkerTest(ProxyTestCase):
+    def test_the_marker_option_points_children_at_a_proxy_for_the_test(self) -> None:
+        folder = temp_dir(self)
+        (folder / "test_marked.py").write_text(
+            textwrap.dedent(
+                """
+                import os, pytest
+
+                @pytest.mark.vcr(proxy=True)
+                def test_proxied():
+                    assert os.environ["ANTHROPIC_BASE_URL"].startswith("http://127.0.0.1:")
+                    assert os.environ["ANTHROPIC_BASE_URL"] != UPSTREAM
+
+                def test_unmarked():
+                    assert os.environ["ANTHROPIC_BASE_URL"] == UPSTREAM
+                """
+            ).replace("UPSTREAM", repr(self.server.url))
+        )
+        env = {**environ_without_vcr(), "ANTHROPIC_BASE_URL": self.server.url}
+        done = run_captured(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "error", "."],
+            cwd=folder, env=env, timeout=120,
+        )  # fmt: skip
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        self.assertIn("2 passed", done.stdout)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    unittest.main()
