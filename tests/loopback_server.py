@@ -21,6 +21,14 @@ Magic markers in the text of the last message steer the answer:
     fixed usage numbers with prompt-cache fields filled in.
 ``[[slow]]``
     the answer is delayed by 0.3 s.
+``[[slow-stream]]``
+    (streaming only) 0.05 s between events; ``stream_finished[text]`` keeps the
+    ``time.monotonic()`` at which the last byte was written.
+``[[tool:NAME {json}]]``
+    (with tools) a ``tool_use`` of tool NAME with that input: Claude Code runs it.
+
+Claude Code wraps context in ``<system-reminder>`` text blocks and appends
+``system``-role messages; the answer ignores both, as it would a real user's.
 
 Run as a script (``python tests/loopback_server.py [--log FILE]``)
 it serves in the foreground and prints ``LISTENING <url>`` once ready.
@@ -70,6 +78,8 @@ _ERROR_TYPES: dict[int, str] = {
 }
 _ERROR_TRIGGER = re.compile(r"\[\[error:(\d{3})\]\]")
 _WEATHER = re.compile(r"\bweather\b", re.IGNORECASE)
+_TOOL_TRIGGER = re.compile(r"\[\[tool:([\w-]+) (\{.*?\})\]\]")
+_SLOW_STREAM_SECONDS = 0.05
 _LOCATION = re.compile(r"\bin ([^\W\d_][\w'-]*)")
 
 # (id, display name, release date) of the models `GET /v1/models` lists.
@@ -116,7 +126,9 @@ def _blocks_text(content: object) -> str:
     return "".join(
         str(block.get("text", ""))
         for block in content
-        if isinstance(block, dict) and block.get("type") == "text"
+        if isinstance(block, dict)
+        and block.get("type") == "text"
+        and not str(block.get("text", "")).startswith("<system-reminder>")
     )
 
 
@@ -161,8 +173,11 @@ class _Reply:
 
 def _last_message(body: JSONObject) -> JSONObject:
     messages = body.get("messages")
-    if isinstance(messages, list) and messages and isinstance(messages[-1], dict):
-        return cast(JSONObject, messages[-1])
+    if not isinstance(messages, list):
+        return {}
+    for message in reversed(messages):
+        if isinstance(message, dict) and message.get("role") != "system":
+            return cast(JSONObject, message)
     return {}
 
 
@@ -200,6 +215,15 @@ def _answer_blocks(body: JSONObject, text: str) -> tuple[list[JSONObject], str]:
     if results:
         said = " ".join(_blocks_text(result.get("content")) for result in results)
         return [{"type": "text", "text": f"The tool said: {said}"}], "end_turn"
+    asked = _TOOL_TRIGGER.search(text)
+    if body.get("tools") and asked:
+        call = {
+            "type": "tool_use",
+            "id": "toolu_01" + _random_alnum(22),
+            "name": asked.group(1),
+            "input": json.loads(asked.group(2)),
+        }
+        return [{"type": "text", "text": "Running it."}, call], "tool_use"
     if body.get("tools") and _WEATHER.search(text):
         return [{"type": "text", "text": "Let me check."}, _tool_use_block(body, text)], "tool_use"
     answer = _SECRET_TEXT if "[[secret]]" in text else f"Echo: {text}"
@@ -469,7 +493,10 @@ class _Handler(BaseHTTPRequestHandler):
             events = _broken_stream_events(message)
         else:
             events = _stream_events(message, with_cache="[[cache]]" in text)
-        self._send_sse(events)
+        slow = "[[slow-stream]]" in text
+        self._send_sse(events, pause=_SLOW_STREAM_SECONDS if slow else 0.0)
+        if slow:
+            self.server.owner.stream_finished[text] = time.monotonic()
 
     def _checked_body(self, request: LoggedRequest, *, need_max_tokens: bool) -> JSONObject:
         """Parse and minimally validate a messages body, then apply its trigger markers."""
@@ -520,11 +547,13 @@ class _Handler(BaseHTTPRequestHandler):
             extra = {"x-should-retry": "true", "retry-after-ms": "10"}
         self._send_json(error.status, payload, extra)
 
-    def _send_sse(self, events: Iterator[_SSE]) -> None:
+    def _send_sse(self, events: Iterator[_SSE], pause: float = 0.0) -> None:
         self._start_response(200, "text/event-stream; charset=utf-8", {"cache-control": "no-cache"})
         self.send_header("transfer-encoding", "chunked")
         self.end_headers()
-        for name, data in events:
+        for number, (name, data) in enumerate(events):
+            if pause and number:
+                time.sleep(pause)
             # One event per chunk, written straight to the socket, like a live stream.
             chunk = _encode_event(name, data)
             self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
@@ -571,6 +600,7 @@ class LoopbackServer:
         self.log = []
         self._lock = threading.Lock()
         self._seen_overloaded_bodies: set[bytes] = set()
+        self.stream_finished: dict[str, float] = {}
         self._httpd = _HTTPServer(self)
         host, port = self._httpd.server_address[:2]
         self.url = f"http://{host!s}:{port}"

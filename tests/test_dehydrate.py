@@ -266,8 +266,44 @@ class TokenCountTest(unittest.TestCase):
                 self.assertEqual(normalize_for_token_count(text, **POSIX), expected)
 
     def test_plain_dehydrate_keeps_uuids_and_timestamps(self) -> None:
+        # The cwd slug is a default rule since Claude Code names its project folder by it.
         text = "123e4567-e89b-12d3-a456-426614174000 2024-05-01T12:30:45Z -home-u-proj"
-        self.assertEqual(dehydrate(text, **POSIX), text)
+        self.assertEqual(
+            dehydrate(text, **POSIX),
+            "123e4567-e89b-12d3-a456-426614174000 2024-05-01T12:30:45Z [CWD_SLUG]",
+        )
+
+
+class ClaudeCodeEnvironmentTest(unittest.TestCase):
+    """What the Claude Code CLI puts in its environment block (checked on 2.1.197)."""
+
+    def test_the_environment_block_keys_the_same_in_any_folder_home_and_day(self) -> None:
+        block = (
+            "# Environment\n - Primary working directory: {cwd}\n - OS Version: {os}\n"
+            "memory in `{home}/.claude/projects/{slug}/memory/`.\n"
+            "# currentDate\nToday's date is {date}.\n"
+        )
+        one = block.format(
+            cwd="/tmp/a/proj", slug="-tmp-a-proj", home="/tmp/a/home",
+            os="Linux 6.18.44-fc-v857", date="2026-11-30",
+        )
+        two = block.format(
+            cwd="/srv/b/work", slug="-srv-b-work", home="/home/b",
+            os="Darwin 24.1.0", date="2027-01-02",
+        )
+        expected = (
+            "# Environment\n - Primary working directory: [CWD]\n - OS Version: [OS_VERSION]\n"
+            "memory in `[CONFIG_HOME]/projects/[CWD_SLUG]/memory/`.\n"
+            "# currentDate\nToday's date is [DATE].\n"
+        )
+        self.assertEqual(
+            dehydrate(one, cwd="/tmp/a/proj", config_home="/tmp/a/home/.claude"), expected
+        )
+        self.assertEqual(dehydrate(two, cwd="/srv/b/work", config_home="/home/b/.claude"), expected)
+
+    def test_older_date_spelling_and_slug_boundary(self) -> None:
+        self.assertEqual(dehydrate("Today's date: 2025-06-01", **POSIX), "Today's date: [DATE]")
+        self.assertEqual(dehydrate("-home-u-projects", **POSIX), "-home-u-projects")
 
 
 class UserRulesTest(unittest.TestCase):
@@ -523,7 +559,7 @@ class JsonTextGateTest(unittest.TestCase):
 
 
 class ModuleSurfaceTest(unittest.TestCase):
-    def test_default_rules_are_the_originals_in_order(self) -> None:
+    def test_default_rules_are_the_originals_in_order_then_claude_codes(self) -> None:
         names = [rule.name for rule in dh.DEFAULT_RULES]
         self.assertEqual(
             names,
@@ -535,6 +571,9 @@ class ModuleSurfaceTest(unittest.TestCase):
                 "config_home",
                 "cwd",
                 "available_commands",
+                "cwd_slug",
+                "current_date",
+                "os_version",
             ],
         )
         self.assertEqual([r.name for r in dh.TOKEN_COUNT_RULES], ["uuid", "timestamp"])

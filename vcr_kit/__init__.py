@@ -14,6 +14,7 @@ from ._kinds import (
     token_count_cassette,
 )
 from ._prices import Price
+from ._proxy import proxy
 from ._testcase import VCRMixin, VCRTestCase
 from ._transport import async_client, client
 from .errors import (
@@ -64,6 +65,7 @@ __all__ = [
     "cassette",
     "client",
     "fixture",
+    "proxy",
     "reset_session_cost",
     "session_cost",
     "set_price",

@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
+import sys
 import threading
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -96,6 +97,10 @@ def request_key(request: httpx2.Request) -> tuple[str, dict[str, Any]]:
         try:
             text = quoted_tokens(body_bytes.decode("utf-8"))
             body = json.loads(text)
+            if isinstance(body, dict) and "metadata" in body:
+                # user and session ids (Claude Code sends a random session per run): noise
+                # to the answer, so neither keyed nor stored.
+                body = {k: v for k, v in body.items() if k != "metadata"}
             if json_text_may_change(text):  # most requests: one scan, no walk
                 body = dehydrate_json(body)
         except (UnicodeDecodeError, json.JSONDecodeError):
@@ -356,6 +361,9 @@ class HttpRecorder:
             raise deliver(exc) from None
 
     def _handle(self, request: httpx2.Request, live: LiveSend) -> httpx2.Response:
+        if to_local_proxy(request):  # the proxy of this process records it
+            with live_call():
+                return live(request)
         if self.settings.mode is Mode.OFF:
             with live_call():
                 response = live(request)
@@ -385,6 +393,9 @@ class HttpRecorder:
         return self._answer(outcome, path, request, ids)
 
     async def _ahandle(self, request: httpx2.Request, live: AsyncLiveSend) -> httpx2.Response:
+        if to_local_proxy(request):  # the proxy of this process records it
+            with live_call():
+                return await live(request)
         if self.settings.mode is Mode.OFF:
             with live_call():
                 response = await live(request)
@@ -417,6 +428,13 @@ class HttpRecorder:
 def _uses_stand_in_key(request: httpx2.Request) -> bool:
     """The request carries vcr_kit's stand-in key: nothing may be sent with it."""
     return any(value == REPLAY_API_KEY for _, value in credentials_in(request))
+
+
+def to_local_proxy(request: httpx2.Request) -> bool:
+    """Whether ``request`` goes to a vcr_kit proxy of this process, which records it:
+    recording it here too would count it twice and lock its fixture twice (a deadlock)."""
+    proxy = sys.modules.get("vcr_kit._proxy")  # not loaded: no proxy runs
+    return proxy is not None and bool(proxy.serves(request.url.host, request.url.port))
 
 
 def _note_live(request: httpx2.Request, path: Path | None = None) -> None:

@@ -37,7 +37,9 @@ __all__ = [
     "give_ids_text",
     "live_ids_in",
     "quoted_tokens",
+    "replace_tool_ids",
     "stabilizer",
+    "stable_tool_ids",
 ]
 
 #: Prefixes of the answer ids that later requests quote (messages are told apart
@@ -75,6 +77,33 @@ def _fresh(stored_id: str) -> str:
     return f"{prefix}_vcr_{os.urandom(12).hex()}"  # unique like uuid4, at a quarter of its cost
 
 
+def stable_tool_ids(seed: str) -> Callable[[str], str]:
+    """The tool id mapping of ``stabilizer``: the n-th distinct id seen becomes an id
+    derived from ``seed`` and n. A proxy that forwards a stream while it records applies
+    it event by event, so its client quotes the ids that the fixture will hold."""
+    tools: dict[str, str] = {}
+
+    def tool_id(live: str) -> str:
+        if live not in tools:
+            prefix = live.split("_", 1)[0]
+            digest = hashlib.sha1(f"{seed}:{len(tools)}".encode(), usedforsecurity=False)
+            tools[live] = f"{prefix}_vcr{digest.hexdigest()[:21]}"
+        return tools[live]
+
+    return tool_id
+
+
+def replace_tool_ids(value: Any, tool_id: Callable[[str], str]) -> Any:
+    """Copy ``value`` with every tool-use id replaced by ``tool_id(id)``."""
+    if isinstance(value, dict):
+        return {k: replace_tool_ids(v, tool_id) for k, v in value.items()}
+    if isinstance(value, list):
+        return [replace_tool_ids(v, tool_id) for v in value]
+    if isinstance(value, str) and _TOOL_ID.fullmatch(value):
+        return tool_id(value)
+    return value
+
+
 def stabilizer(
     seed: str, *, other_ids: bool = True
 ) -> tuple[Callable[[Any], Any], dict[str, str]]:
@@ -89,15 +118,12 @@ def stabilizer(
     """
     stored_to_live: dict[str, str] = {}
     live_to_stored: dict[str, str] = {}
-    tools: dict[str, str] = {}
+    stable_tool_id = stable_tool_ids(seed)
 
     def tool_id(live: str) -> str:
-        if live not in tools:
-            prefix = live.split("_", 1)[0]
-            digest = hashlib.sha1(f"{seed}:{len(tools)}".encode(), usedforsecurity=False)
-            tools[live] = f"{prefix}_vcr{digest.hexdigest()[:21]}"
-            stored_to_live[tools[live]] = live
-        return tools[live]
+        stored = stable_tool_id(live)
+        stored_to_live[stored] = live
+        return stored
 
     def message_id(live: str) -> str:
         if live not in live_to_stored:

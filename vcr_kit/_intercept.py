@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import _guard
 from ._hosts import HostSet, anthropic_hosts
-from ._http import HttpRecorder, in_live_call
+from ._http import HttpRecorder, in_live_call, to_local_proxy
 from ._httplib import loaded_libraries
 from ._sdkpatch import filling_credentials, install_error_passage
 
@@ -51,6 +51,8 @@ class Interception:
         return anthropic_hosts(self.extra_hosts)
 
     def wants(self, request: httpx2.Request) -> bool:
+        if to_local_proxy(request):  # a vcr_kit proxy of this process records it
+            return False
         # Every Anthropic SDK (Python of any release, TypeScript, Claude Code) sends
         # anthropic-version: its requests are API calls whatever base_url they go to.
         if "anthropic-version" in request.headers:

@@ -14,7 +14,7 @@ import os
 import sys
 import unittest
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -53,18 +53,23 @@ def vcr_session(
     fixtures_dir: str | os.PathLike[str] | None = None,
     hosts: Sequence[str] = (),
     test_file: str | os.PathLike[str] | None = None,
+    proxy: bool = False,
 ) -> Iterator[_journal.Journal]:
     """Everything vcr_kit does around one test: activation with the test's defaults
     (its fixtures folder found from ``test_file``, not from the cwd), replay
     credentials, the journal, and interception of every client's requests to an
-    Anthropic host (``hosts`` adds hosts to those)."""
+    Anthropic host (``hosts`` adds hosts to those); with ``proxy``, also a proxy that
+    child processes reach through ``ANTHROPIC_BASE_URL``."""
     if isinstance(hosts, str):
         hosts = [hosts]
+    from ._proxy import proxy_for_test  # http.server: loaded when a test first runs
+
     with (
         activated(mode, fixtures_dir, test_project_root(test_file)),
         _replay_credentials() as can_record,
         _journal.journal() as journal,
         intercepting(HttpRecorder(can_record=can_record), hosts),
+        proxy_for_test() if proxy else nullcontext(),
     ):
         yield journal
 
@@ -80,6 +85,9 @@ class VCRMixin:
     #: Hosts to record and replay besides ``api.anthropic.com``, ``ANTHROPIC_BASE_URL``'s
     #: and ``VCR_HOSTS``'s (``"gateway.internal"``, ``"127.0.0.1:8080"``).
     vcr_hosts: ClassVar[Sequence[str]] = ()
+    #: Run a record/replay proxy per test and point ``ANTHROPIC_BASE_URL`` at it, for
+    #: code that calls Claude from a child process (Claude Code, claude-agent-sdk).
+    vcr_proxy: ClassVar[bool] = False
 
     vcr_journal: _journal.Journal
     _vcr_clients: dict[str, Any]
@@ -97,6 +105,7 @@ class VCRMixin:
             self.vcr_fixtures_dir,
             self.vcr_hosts,
             getattr(module, "__file__", None),
+            self.vcr_proxy,
         ) as journal:
             self.vcr_journal = journal
             try:

@@ -184,6 +184,8 @@ def cwd_slug(cwd: str | None = None) -> str:
 
 CONFIG_HOME_RULE: Final = PathRule("config_home", "[CONFIG_HOME]", config_home)
 CWD_RULE: Final = PathRule("cwd", "[CWD]", os.getcwd)
+#: Claude Code keeps a project's memory in ``<config home>/projects/<cwd slug>/``.
+CWD_SLUG_RULE: Final = PathRule("cwd_slug", "[CWD_SLUG]", cwd_slug)
 
 #: The original's rules, in the original's order. The config home goes before the
 #: cwd because it is usually the longer, more specific path.
@@ -207,6 +209,17 @@ DEFAULT_RULES: Final[tuple[AnyRule, ...]] = (
         "Available commands: [COMMANDS]",
         "Available commands:",
     ),
+    # Claude Code's environment block (the system prompt and a reminder in the first
+    # message) also names the day and the kernel: a run recorded on one machine on one
+    # day must replay on another. No restore: which day or kernel would be right?
+    CWD_SLUG_RULE,
+    Rule(
+        "current_date",
+        r"(Today's date(?: is|:) )\d{4}-\d{2}-\d{2}",
+        r"\1[DATE]",
+        "Today's date",
+    ),
+    Rule("os_version", r"OS Version: [^\n]*", "OS Version: [OS_VERSION]", "OS Version: "),
 )
 
 _UUID: Final = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
@@ -247,7 +260,11 @@ def _active_rules(rules: Sequence[AnyRule] | None) -> Iterable[AnyRule]:
 
 def _resolve_paths(rules: Iterable[AnyRule], cwd: str | None, home: str | None) -> dict[str, str]:
     """Every path rule's path, resolved once per call (``Path.home()`` is not free)."""
-    given: dict[str, str | None] = {"cwd": cwd, "config_home": home}
+    given: dict[str, str | None] = {
+        "cwd": cwd,
+        "config_home": home,
+        "cwd_slug": None if cwd is None else cwd_slug(cwd),
+    }
     return {rule.name: rule.path(given) for rule in rules if isinstance(rule, PathRule)}
 
 

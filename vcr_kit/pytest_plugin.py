@@ -1,6 +1,6 @@
 """pytest integration (registered through the ``pytest11`` entry point).
 
-``@pytest.mark.vcr`` (optionally ``@pytest.mark.vcr(mode="replay", fixtures_dir=...)``)
+``@pytest.mark.vcr`` (optionally ``@pytest.mark.vcr(mode="replay", fixtures_dir=..., proxy=True)``)
 makes vcr_kit active for a test, exactly as ``VCRTestCase`` does: cassettes record and
 replay, SDK clients built by the code under test are intercepted. The ``vcr`` fixture
 does the same for tests that ask for it and returns the test's journal. Unmarked tests
@@ -24,8 +24,9 @@ _JOURNAL = pytest.StashKey[_journal.Journal]()
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "vcr(mode=None, fixtures_dir=None, hosts=()): record and replay the Anthropic API "
-        "in this test",
+        "vcr(mode=None, fixtures_dir=None, hosts=(), proxy=False): record and replay the "
+        "Anthropic API in this test (hosts: more hosts to intercept; proxy=True: also for "
+        "child processes, through ANTHROPIC_BASE_URL)",
     )
 
 

@@ -1,4 +1,5 @@
-"""The vcr_kit command line: see, show, check, prune and re-key the fixtures on disk.
+"""The vcr_kit command line: see, show, check, prune and re-key the fixtures on disk,
+and serve them to other processes through the record/replay proxy.
 
 Usage: vcr_kit COMMAND [FOLDER] [options]   (the same as python -m vcr_kit)
 
@@ -25,6 +26,12 @@ from ._common import Command, fail
 
 #: One module per command; a new command is a new module and one entry here.
 COMMANDS: tuple[Command, ...] = (status, check, show, diff, unused, prune, rekey)
+#: The proxy's commands parse their own arguments (``run`` takes ``-- CMD ARGS...``,
+#: which a subparser would mangle); listed here for ``--help``.
+PROXY_COMMANDS: dict[str, str] = {
+    "serve": "serve the record/replay proxy on 127.0.0.1 until Ctrl-C or SIGTERM",
+    "run": "run a command with ANTHROPIC_BASE_URL set to a proxy: run [options] -- CMD ARGS",
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -46,12 +53,19 @@ def build_parser() -> argparse.ArgumentParser:
         )
         command.add_arguments(sub)
         sub.set_defaults(run=command.run)
+    for name, text in PROXY_COMMANDS.items():
+        commands.add_parser(name, help=text, add_help=False)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; return its exit status (argparse exits 2 on a usage error)."""
-    args = build_parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words[:1] and words[0] in PROXY_COMMANDS:
+        from .._proxy_cli import run_main, serve_main
+
+        return serve_main(words[1:]) if words[0] == "serve" else run_main(words[1:])
+    args = build_parser().parse_args(words)
     try:
         status: int = args.run(args)
     except BrokenPipeError:  # `vcr_kit status | head`: the reader left, nothing is wrong

@@ -1,0 +1,513 @@
+"""A loopback record/replay proxy: the Anthropic HTTP API for other processes.
+
+In-process interception cannot see a child process (Claude Code, claude-agent-sdk,
+a Node service, curl); all of them honour ``ANTHROPIC_BASE_URL``. This server
+answers on 127.0.0.1 through the same ``HttpRecorder`` as the in-process client:
+the same keys (``request_key``), store, locks, single flight, secret scan,
+journal and summary, so a fixture recorded here replays in-process and back.
+
+Why ``http.server.ThreadingHTTPServer``: no new dependency, and a thread per
+connection fits the recorder, whose store calls (file locks, single flight) are
+blocking; concurrent requests are served concurrently. The upstream call uses
+the HTTP library the installed SDK is built on (``httpx2`` or ``httpx``).
+
+While recording, the upstream answer is forwarded to the client as it arrives
+(one SSE event at a time) and buffered; when it ends, the buffer becomes the
+fixture. Tool ids in what the client sees are already the fixture's stable ids,
+so the client's next request (which quotes them) has the same key on replay.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import socket
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Final
+
+from . import _journal
+from ._config import Mode
+from ._http import HttpRecorder, parse_sse, render_sse, request_key
+from ._httplib import sdk_library
+from ._ids import replace_tool_ids, stable_tool_ids
+from .errors import VCRError
+
+__all__ = ["DEFAULT_UPSTREAM", "Proxy", "ProxyError", "proxy", "proxy_for_test", "serves"]
+
+DEFAULT_UPSTREAM: Final = "https://api.anthropic.com"
+HOST: Final = "127.0.0.1"
+#: The origin of the request the recorder keys (only its path and query count).
+_KEY_ORIGIN: Final = "http://vcr-kit-proxy.invalid"
+#: Headers that describe one connection, not the message: never forwarded.
+_HOP_BY_HOP: Final = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+        "host",
+        "content-length",
+    }
+)
+#: The body reaches the client decoded and re-framed, so these no longer apply.
+_NOT_RETURNED: Final = _HOP_BY_HOP | {"content-encoding"}
+_EVENT_END: Final = re.compile(rb"\r?\n\r?\n")
+_TOOL_ID_MARK: Final = b"toolu_"  # toolu_, srvtoolu_ and mcptoolu_ all contain it
+_STOP_WAIT: Final = 600.0
+
+#: host:port of every proxy running in this process (see ``serves``).
+_running: set[str] = set()
+_running_lock = threading.Lock()
+
+
+class ProxyError(OSError):
+    """The proxy cannot start (the port is taken) or cannot reach its upstream."""
+
+
+def serves(host: str, port: int | None) -> bool:
+    """Whether a vcr_kit proxy of this process listens at ``host:port``.
+
+    The in-process recorder lets requests to it through: the proxy records them,
+    and locking the same fixture twice in one process would wait forever.
+    """
+    with _running_lock:
+        return f"{host}:{port}" in _running
+
+
+def _default_log(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def error_body(error_type: str, message: str) -> bytes:
+    """An Anthropic-style error object, which every SDK and the CLI show as it is."""
+    body = {"type": "error", "error": {"type": error_type, "message": message}}
+    return json.dumps(body, ensure_ascii=False).encode("utf-8")
+
+
+class _ClientGone(Exception):
+    """The client hung up mid-answer: nothing may be recorded."""
+
+
+class Proxy:
+    """A record/replay proxy on ``127.0.0.1``; ``start()``/``stop()`` or ``with``."""
+
+    def __init__(
+        self,
+        *,
+        port: int = 0,
+        mode: str | Mode | None = None,
+        fixtures_dir: str | Path | None = None,
+        upstream: str | None = None,
+        log: Callable[[str], None] = _default_log,
+    ) -> None:
+        # Resolved now, before a caller points ANTHROPIC_BASE_URL at this proxy.
+        self.upstream = upstream or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_UPSTREAM
+        self.upstream = self.upstream.rstrip("/")
+        self.log = log
+        self.recorder = HttpRecorder(mode=mode, fixtures_dir=fixtures_dir)
+        # A client without a real key can replay; a miss then says recording needs one.
+        self.keyless_recorder = HttpRecorder(mode=mode, fixtures_dir=fixtures_dir, can_record=False)
+        self.lib = sdk_library()
+        try:
+            self._httpd = _Server(self, port)
+        except OSError as exc:
+            raise ProxyError(
+                exc.errno,
+                f"vcr_kit proxy cannot listen on {HOST}:{port}: {exc.strerror or exc}. "
+                "Choose another --port, or 0 for a free one.",
+            ) from None
+        self.port: int = self._httpd.server_address[1]
+        self.url = f"http://{HOST}:{self.port}"
+        self.client: Any = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def settings(self) -> Any:
+        return self.recorder.settings
+
+    def start(self) -> Proxy:
+        self.client = self.lib.Client(
+            timeout=self.lib.Timeout(600.0, connect=10.0), follow_redirects=False
+        )
+        with _running_lock:
+            _running.add(f"{HOST}:{self.port}")
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=f"vcr_kit proxy {self.url}",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop accepting, let in-flight requests finish, then close every connection."""
+        if self._thread is not None:
+            self._httpd.shutdown()
+            self._thread.join()
+            self._thread = None
+        self._httpd.wait_idle(_STOP_WAIT)
+        self._httpd.close_idle_connections()
+        self._httpd.server_close()
+        with _running_lock:
+            _running.discard(f"{HOST}:{self.port}")
+        if self.client is not None:
+            self.client.close()
+            self.client = None
+
+    def __enter__(self) -> Proxy:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    # The default backlog (5) resets connections when a test suite or an agent opens
+    # many at once.
+    request_queue_size = 128
+
+    def __init__(self, owner: Proxy, port: int) -> None:
+        self.owner = owner
+        self.connections: set[socket.socket] = set()
+        self.in_flight = 0
+        self.stopping = False
+        self.state = threading.Condition()
+        super().__init__((HOST, port), _Handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client hanging up is its business; anything else is a bug worth printing.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+    def wait_idle(self, timeout: float) -> None:
+        with self.state:
+            self.stopping = True
+            self.state.wait_for(lambda: self.in_flight == 0, timeout)
+
+    def close_idle_connections(self) -> None:
+        """Unblock handler threads waiting on keep-alive connections."""
+        with self.state:
+            connections = list(self.connections)
+        for connection in connections:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "vcr_kit-proxy"
+    server: _Server
+
+    def setup(self) -> None:
+        super().setup()
+        with self.server.state:
+            self.server.connections.add(self.connection)
+
+    def finish(self) -> None:
+        with self.server.state:
+            self.server.connections.discard(self.connection)
+        super().finish()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # one line per request would drown the client's own output
+
+    def do_GET(self) -> None:
+        self._dispatch()
+
+    def do_POST(self) -> None:
+        self._dispatch()
+
+    def do_PUT(self) -> None:
+        self._dispatch()
+
+    def do_PATCH(self) -> None:
+        self._dispatch()
+
+    def do_DELETE(self) -> None:
+        self._dispatch()
+
+    def _dispatch(self) -> None:
+        with self.server.state:
+            self.server.in_flight += 1
+        try:
+            _Exchange(self, self.server.owner).run()
+        except (_ClientGone, ConnectionError):
+            self.close_connection = True
+        finally:
+            with self.server.state:
+                self.server.in_flight -= 1
+                if self.server.stopping:
+                    self.close_connection = True
+                self.server.state.notify_all()
+
+    def read_body(self) -> bytes:
+        if "chunked" in self.headers.get("transfer-encoding", "").lower():
+            parts: list[bytes] = []
+            while True:
+                size = int(self.rfile.readline().split(b";", 1)[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline().strip():  # trailers, then the blank line
+                        pass
+                    return b"".join(parts)
+                parts.append(self.rfile.read(size))
+                self.rfile.readline()
+        length = int(self.headers.get("content-length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    # -- writing to the client -------------------------------------------------------
+
+    def send_head(self, status: int, headers: list[tuple[str, str]], length: int | None) -> None:
+        try:
+            self.send_response(status)
+            for name, value in headers:
+                self.send_header(name, value)
+            if length is None:
+                self.send_header("transfer-encoding", "chunked")
+            else:
+                self.send_header("content-length", str(length))
+            self.end_headers()
+        except OSError as exc:
+            raise _ClientGone from exc
+
+    def send_chunk(self, data: bytes) -> None:
+        if not data:
+            return
+        try:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            self.wfile.flush()
+        except OSError as exc:
+            raise _ClientGone from exc
+
+    def end_chunks(self) -> None:
+        try:
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except OSError as exc:
+            raise _ClientGone from exc
+
+    def send_whole(self, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
+        self.send_head(status, headers, len(body))
+        try:
+            self.wfile.write(body)
+            self.wfile.flush()
+        except OSError as exc:
+            raise _ClientGone from exc
+
+
+class _Exchange:
+    """One request through the proxy: replayed, recorded while forwarded, or passed on."""
+
+    def __init__(self, handler: _Handler, proxy: Proxy) -> None:
+        self.handler = handler
+        self.proxy = proxy
+        self.body = handler.read_body()
+        self.headers = [
+            (name, value)
+            for name, value in handler.headers.items()
+            if name.lower() not in _HOP_BY_HOP
+        ]
+        #: Whether the live answer already went to the client (then nothing more is sent).
+        self.forwarded = False
+        self.seed = ""
+
+    def run(self) -> None:
+        lib = self.proxy.lib
+        # Keyed on the path the client asked for, so names match the in-process client's;
+        # not on this proxy's own address, which the recorder would leave to the proxy.
+        request = lib.Request(
+            self.handler.command,
+            _KEY_ORIGIN + self.handler.path,
+            headers=self.headers,
+            content=self.body,
+        )
+        recorder = self.proxy.recorder
+        if not _has_real_key(request):
+            recorder = self.proxy.keyless_recorder
+        if recorder.settings.mode is not Mode.OFF:
+            self.seed = request_key(request)[0]
+        try:
+            answer = recorder.handle(request, self.live)
+        except VCRError as exc:  # a missing fixture above all: the client shows the message
+            if self.forwarded:  # refused after the answer went out (a secret): cut it short
+                self.proxy.log(f"vcr_kit proxy: {exc.message}")
+                self.handler.close_connection = True
+                return
+            self.fail(400, "invalid_request_error", exc.message)
+            return
+        except lib.TransportError as exc:
+            if self.forwarded:  # the upstream broke mid-answer: the client sees it cut
+                self.handler.close_connection = True
+                return
+            self.fail(
+                502,
+                "api_error",
+                f"vcr_kit proxy cannot reach the upstream {self.proxy.upstream}: "
+                f"{type(exc).__name__}: {exc}",
+            )
+            return
+        if recorder.settings.mode is Mode.OFF:
+            _journal.note(_journal.Event.PASSED_THROUGH, None)
+        if self.forwarded:
+            self.handler.end_chunks()
+        else:  # a replay
+            headers = [(k, v) for k, v in answer.headers.items() if k not in _NOT_RETURNED]
+            self.handler.send_whole(answer.status_code, headers, answer.content)
+
+    def fail(self, status: int, error_type: str, message: str) -> None:
+        self.proxy.log(f"vcr_kit proxy: {message}")
+        body = error_body(error_type, message)
+        self.handler.send_whole(status, [("content-type", "application/json")], body)
+
+    def live(self, request: Any) -> Any:
+        """Send ``request`` upstream; forward the answer as it comes; return it whole."""
+        lib = self.proxy.lib
+        headers = [(k, v) for k, v in self.headers if k.lower() != "accept-encoding"]
+        # Identity: each event is forwarded as it arrives, never held by a decompressor.
+        headers.append(("accept-encoding", "identity"))
+        # `request`, not the client's bytes: the recorder has put back the live ids that
+        # the ids it gave out stand for (a thread's next turn, a batch's retrieve).
+        upstream = lib.Request(
+            request.method,
+            self.proxy.upstream + request.url.raw_path.decode("ascii"),
+            headers=[(k, v) for k, v in headers if k.lower() != "content-length"],
+            content=request.content,
+        )
+        response = self.proxy.client.send(upstream, stream=True)
+        try:
+            kept = [
+                (k, v) for k, v in response.headers.multi_items() if k.lower() not in _NOT_RETURNED
+            ]
+            self.forwarded = True
+            self.handler.send_head(response.status_code, kept, None)
+            is_sse = response.headers.get("content-type", "").startswith("text/event-stream")
+            transform = _SseForwarder(self.seed) if is_sse else _BodyForwarder(self.seed)
+            buffered: list[bytes] = []
+            for chunk in response.iter_bytes():
+                buffered.append(chunk)
+                self.handler.send_chunk(transform.feed(chunk))
+            self.handler.send_chunk(transform.flush())
+            # The body's end is sent by `run` once the fixture is written: a client that
+            # saw the whole answer may count on the recording (and the journal) being done.
+        finally:
+            response.close()
+        return lib.Response(
+            response.status_code, headers=kept, content=b"".join(buffered), request=request
+        )
+
+
+def _has_real_key(request: Any) -> bool:
+    from ._transport import REPLAY_API_KEY
+
+    for header in ("x-api-key", "authorization"):
+        value = request.headers.get(header, "").removeprefix("Bearer ").strip()
+        if value and value != REPLAY_API_KEY:
+            return True
+    return False
+
+
+class _SseForwarder:
+    """Whole SSE events out as they complete, tool ids already the fixture's ones."""
+
+    def __init__(self, seed: str) -> None:
+        self.pending = b""
+        self.tool_id = stable_tool_ids(seed) if seed else None
+
+    def feed(self, chunk: bytes) -> bytes:
+        self.pending += chunk
+        out: list[bytes] = []
+        while True:
+            end = _EVENT_END.search(self.pending)
+            if end is None:
+                return b"".join(out)
+            block, self.pending = self.pending[: end.end()], self.pending[end.end() :]
+            out.append(self._rewrite(block))
+
+    def flush(self) -> bytes:
+        block, self.pending = self.pending, b""
+        return block
+
+    def _rewrite(self, block: bytes) -> bytes:
+        if self.tool_id is None or _TOOL_ID_MARK not in block:
+            return block
+        events = parse_sse(block.decode("utf-8"))
+        for event in events:
+            if "data" in event:
+                event["data"] = replace_tool_ids(event["data"], self.tool_id)
+        return render_sse(events).encode("utf-8")
+
+
+class _BodyForwarder:
+    """A JSON body out when complete (it is one value), tool ids rewritten."""
+
+    def __init__(self, seed: str) -> None:
+        self.parts: list[bytes] = []
+        self.seed = seed
+
+    def feed(self, chunk: bytes) -> bytes:
+        self.parts.append(chunk)
+        return b""
+
+    def flush(self) -> bytes:
+        body = b"".join(self.parts)
+        if not self.seed or _TOOL_ID_MARK not in body:
+            return body
+        try:
+            value = json.loads(body)
+        except ValueError:
+            return body
+        value = replace_tool_ids(value, stable_tool_ids(self.seed))
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+@contextlib.contextmanager
+def proxy(
+    *,
+    port: int = 0,
+    mode: str | Mode | None = None,
+    fixtures_dir: str | Path | None = None,
+    upstream: str | None = None,
+) -> Iterator[str]:
+    """A record/replay proxy for the block; yields its URL (``http://127.0.0.1:PORT``).
+
+    Give the URL to another process as ``ANTHROPIC_BASE_URL``. ``upstream`` defaults
+    to ``ANTHROPIC_BASE_URL``, else the real API; the client's key is forwarded
+    upstream and never stored.
+    """
+    with Proxy(port=port, mode=mode, fixtures_dir=fixtures_dir, upstream=upstream) as running:
+        yield running.url
+
+
+@contextlib.contextmanager
+def proxy_for_test() -> Iterator[str]:
+    """One proxy for one test, with the test's mode and fixtures folder, and
+    ``ANTHROPIC_BASE_URL`` pointing at it while the test runs (child processes
+    inherit it); the old value is back afterwards."""
+    with Proxy() as running:
+        old = os.environ.get("ANTHROPIC_BASE_URL")
+        os.environ["ANTHROPIC_BASE_URL"] = running.url
+        try:
+            yield running.url
+        finally:
+            if old is None:
+                os.environ.pop("ANTHROPIC_BASE_URL", None)
+            else:
+                os.environ["ANTHROPIC_BASE_URL"] = old

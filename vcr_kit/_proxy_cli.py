@@ -1,0 +1,142 @@
+"""``python -m vcr_kit serve`` and ``python -m vcr_kit run``: the proxy from a shell.
+
+``serve`` prints ``vcr_kit proxy on http://127.0.0.1:PORT`` and serves until SIGINT or
+SIGTERM; ``run -- CMD ARGS...`` runs one command with ``ANTHROPIC_BASE_URL`` pointing
+at a proxy on a free port and exits with its status. Both print the run summary
+when they stop. Exit 2 on a usage error, 1 when the proxy cannot start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Sequence
+from types import FrameType
+
+from ._config import Mode, parse_mode
+from ._proxy import Proxy, ProxyError
+from ._report import print_summary, summary_line
+from .errors import ConfigError
+
+__all__ = ["run_main", "serve_main"]
+
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def _options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--port", type=int, default=0, help="port to listen on (default: a free one)"
+    )
+    parser.add_argument(
+        "--fixtures", metavar="DIR", help="fixtures folder (default: VCR_FIXTURES_DIR or fixtures/)"
+    )
+    parser.add_argument(
+        "--mode",
+        choices=[m.value for m in Mode],
+        help="auto, replay, record or off (default: VCR_MODE, else replay in CI, else auto)",
+    )
+    parser.add_argument(
+        "--upstream",
+        metavar="URL",
+        help="where misses are recorded from (default: ANTHROPIC_BASE_URL, "
+        "else https://api.anthropic.com)",
+    )
+
+
+def _start(args: argparse.Namespace) -> Proxy | None:
+    try:
+        mode = None if args.mode is None else parse_mode(args.mode, "--mode")
+        return Proxy(
+            port=args.port, mode=mode, fixtures_dir=args.fixtures, upstream=args.upstream
+        ).start()
+    except (ProxyError, ConfigError) as exc:
+        print(f"vcr_kit: {exc.args[-1] if isinstance(exc, ProxyError) else exc}", file=sys.stderr)
+        return None
+
+
+def _final_summary() -> None:
+    """The summary, once: printed now, and no longer at exit."""
+    atexit.unregister(print_summary)
+    line = summary_line() or "vcr_kit: no requests"
+    print(line, file=sys.stderr, flush=True)
+
+
+def serve_main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m vcr_kit serve",
+        description="Serve the Anthropic API on 127.0.0.1, recording and replaying "
+        "fixtures, until Ctrl-C or SIGTERM.",
+    )
+    _options(parser)
+    args = parser.parse_args(argv)
+    proxy = _start(args)
+    if proxy is None:
+        return 1
+    stopping = threading.Event()
+
+    def request_stop(signum: int, frame: FrameType | None) -> None:
+        stopping.set()
+
+    previous = {sig: signal.signal(sig, request_stop) for sig in _STOP_SIGNALS}
+    try:
+        print(f"vcr_kit proxy on {proxy.url}", flush=True)
+        while not stopping.wait(0.2):  # a timed wait lets the handler run promptly
+            pass
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        proxy.stop()  # in-flight requests finish first
+    _final_summary()
+    return 0
+
+
+def run_main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m vcr_kit run",
+        usage="python -m vcr_kit run [options] -- CMD [ARGS...]",
+        description="Run CMD with ANTHROPIC_BASE_URL pointing at a record/replay proxy; "
+        "exit with CMD's status.",
+    )
+    _options(parser)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--" in argv:
+        split = argv.index("--")
+        argv, command = argv[:split], argv[split + 1 :]
+    else:
+        command = []
+    args = parser.parse_args(argv)
+    if not command:
+        parser.print_usage(sys.stderr)
+        print("python -m vcr_kit run: error: no command given after --", file=sys.stderr)
+        return 2
+    proxy = _start(args)
+    if proxy is None:
+        return 1
+    env = {**os.environ, "ANTHROPIC_BASE_URL": proxy.url}
+    try:
+        try:
+            child = subprocess.Popen(command, env=env)
+        except OSError as exc:
+            print(f"vcr_kit: cannot run {command[0]}: {exc.strerror or exc}", file=sys.stderr)
+            return 127
+
+        def forward(signum: int, frame: FrameType | None) -> None:
+            # The child decides when to stop; the proxy serves it until it has.
+            child.send_signal(signum)
+
+        previous = {sig: signal.signal(sig, forward) for sig in _STOP_SIGNALS}
+        try:
+            status = child.wait()
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+    finally:
+        proxy.stop()
+    _final_summary()
+    # A child killed by a signal: the shell's convention, 128 + the signal number.
+    return status if status >= 0 else 128 - status
