@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
-import httpx2
 
 import vcr_kit
 from tests.sdk_scenarios import MODEL, WEATHER_TOOL, recording_key
@@ -32,6 +31,7 @@ from tests.support import (
     start_server,
     temp_dir,
 )
+from vcr_kit._httplib import sdk_library
 from vcr_kit._proxy import Proxy, ProxyError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -228,7 +228,7 @@ class ConcurrentStreamsTest(ProxyTestCase):
                 first = 0.0
                 names: list[str] = []
                 said = []
-                with httpx2.Client(timeout=30) as http:
+                with sdk_library().Client(timeout=30) as http:
                     start.wait()
                     url = running.url + "/v1/messages"
                     headers = {"x-api-key": self.key}
