@@ -76,6 +76,7 @@ _ERROR_TYPES: dict[int, str] = {
     500: "api_error",
     529: "overloaded_error",
 }
+_BATCH_PATH = re.compile(r"/v1/messages/batches/([A-Za-z0-9_]+)(/results)?")
 _ERROR_TRIGGER = re.compile(r"\[\[error:(\d{3})\]\]")
 _WEATHER = re.compile(r"\bweather\b", re.IGNORECASE)
 _TOOL_TRIGGER = re.compile(r"\[\[tool:([\w-]+) (\{.*?\})\]\]")
@@ -463,8 +464,13 @@ class _Handler(BaseHTTPRequestHandler):
         if not _has_credentials(request.headers):
             raise _ApiError(401, "x-api-key header is required")
         route = (request.method, request.path.rstrip("/"))
+        batch = _BATCH_PATH.fullmatch(request.path.rstrip("/"))
         if route == ("POST", "/v1/messages"):
             self._messages(request)
+        elif route == ("POST", "/v1/messages/batches"):
+            self._create_batch(request)
+        elif batch is not None and request.method == "GET":
+            self._batch(batch.group(1), results=bool(batch.group(2)))
         elif route == ("POST", "/v1/messages/count_tokens"):
             self._count_tokens(request)
         elif route == ("GET", "/v1/models"):
@@ -476,10 +482,74 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _messages(self, request: LoggedRequest) -> None:
         body = self._checked_body(request, need_max_tokens=True)
+        self._check_thread(body)
         if body.get("stream") is True:
             self._stream_message(body)
         else:
-            self._send_json(200, _message_json(body, _decide_reply(body)))
+            message = _message_json(body, _decide_reply(body))
+            self.server.owner.issued(message["id"])
+            self._send_json(200, message)
+
+    def _check_thread(self, body: JSONObject) -> None:
+        """Like the real API, a thread's next turn must name a message this server gave:
+        the history lives here, so a made-up id is an error."""
+        thread = body.get("thread")
+        if isinstance(thread, dict) and thread.get("type") == "continue":
+            previous = thread.get("previous_message_id")
+            if not self.server.owner.was_issued(str(previous)):
+                raise _ApiError(404, f"thread message {previous} not found")
+
+    def _create_batch(self, request: LoggedRequest) -> None:
+        try:
+            body = request.json()
+        except ValueError:
+            raise _ApiError(400, "Request body is not valid JSON") from None
+        requests = body.get("requests") if isinstance(body, dict) else None
+        if not isinstance(requests, list) or not requests:
+            raise _ApiError(400, "requests: a non-empty list is required")
+        batch_id = "msgbatch_01" + _random_alnum(22)
+        results = []
+        for item in requests:
+            params = item.get("params") or {}
+            message = _message_json(params, _decide_reply(params))
+            result = {"type": "succeeded", "message": message}
+            results.append({"custom_id": item.get("custom_id"), "result": result})
+        self.server.owner.batches[batch_id] = results
+        self._send_json(200, self._batch_json(batch_id))
+
+    def _batch_json(self, batch_id: str) -> JSONObject:
+        count = len(self.server.owner.batches[batch_id])
+        return {
+            "id": batch_id,
+            "type": "message_batch",
+            "processing_status": "ended",
+            "request_counts": {
+                "processing": 0,
+                "succeeded": count,
+                "errored": 0,
+                "canceled": 0,
+                "expired": 0,
+            },
+            "created_at": "2026-11-30T00:00:00Z",
+            "ended_at": "2026-11-30T00:00:01Z",
+            "expires_at": "2026-12-01T00:00:00Z",
+            "archived_at": None,
+            "cancel_initiated_at": None,
+            "results_url": f"{self.server.owner.url}/v1/messages/batches/{batch_id}/results",
+        }
+
+    def _batch(self, batch_id: str, *, results: bool) -> None:
+        if batch_id not in self.server.owner.batches:
+            raise _ApiError(404, f"batch {batch_id} not found")
+        if not results:
+            self._send_json(200, self._batch_json(batch_id))
+            return
+        lines = "".join(_compact(r) + "\n" for r in self.server.owner.batches[batch_id])
+        data = lines.encode("utf-8")
+        self._start_response(200, "application/binary", None)
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
     def _count_tokens(self, request: LoggedRequest) -> None:
         body = self._checked_body(request, need_max_tokens=False)
@@ -488,6 +558,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _stream_message(self, body: JSONObject) -> None:
         message = _message_json(body, _decide_reply(body))
+        self.server.owner.issued(message["id"])
         text = _trigger_text(body)
         if "[[stream-error]]" in text:
             events = _broken_stream_events(message)
@@ -599,12 +670,23 @@ class LoopbackServer:
     def __init__(self) -> None:
         self.log = []
         self._lock = threading.Lock()
+        #: The batches created here: id -> the result of each request.
+        self.batches: dict[str, list[JSONObject]] = {}
+        self._issued: set[str] = set()
         self._seen_overloaded_bodies: set[bytes] = set()
         self.stream_finished: dict[str, float] = {}
         self._httpd = _HTTPServer(self)
         host, port = self._httpd.server_address[:2]
         self.url = f"http://{host!s}:{port}"
         self._thread: threading.Thread | None = None
+
+    def issued(self, message_id: str) -> None:
+        with self._lock:
+            self._issued.add(message_id)
+
+    def was_issued(self, message_id: str) -> bool:
+        with self._lock:
+            return message_id in self._issued
 
     # -- lifecycle --------------------------------------------------------- #
 

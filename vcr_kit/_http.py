@@ -225,6 +225,10 @@ def store_response_with_ids(
         stored["events"] = stabilize(events)
     elif "json" in content_type:
         stored["body"] = stabilize(json.loads(response.content or b"null"))
+    elif (lines := _json_lines(response.content)) is not None:
+        # Batch results: one JSON object per line. Kept as objects, so the ids in them
+        # are stabilized like any answer's, and a review diff is readable.
+        stored["jsonl"] = stabilize(lines)
     else:
         try:
             stored["text"] = response.content.decode("utf-8")
@@ -240,9 +244,23 @@ def store_response_with_ids(
     return dehydrated, stored_to_live
 
 
+def _json_lines(content: bytes) -> list[Any] | None:
+    """The objects of a JSON Lines body, or None if it is anything else."""
+    try:
+        lines = [json.loads(line) for line in content.decode("utf-8").splitlines() if line.strip()]
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    return lines if lines and all(isinstance(line, dict) for line in lines) else None
+
+
 def _render(stored: dict[str, Any]) -> str | bytes:
     if "events" in stored:
         return render_sse(stored["events"])
+    if "jsonl" in stored:
+        return "".join(
+            json.dumps(line, separators=(",", ":"), ensure_ascii=False) + "\n"
+            for line in stored["jsonl"]
+        )
     if "body" in stored:
         return json.dumps(stored["body"], separators=(",", ":"), ensure_ascii=False)
     if "base64" in stored:

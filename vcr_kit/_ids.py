@@ -46,7 +46,14 @@ __all__ = [
 #: by their ``"type": "message"``, since ``msg_`` is also common in plain text).
 ID_PREFIXES: Final = ("msgbatch", "file", "container", "cntr")
 _TOOL_ID = re.compile(r"(toolu|srvtoolu|mcptoolu)_[A-Za-z0-9_-]+")
-_OTHER_ID = re.compile(r"(?:msgbatch|file|container|cntr)_[A-Za-z0-9_-]+")
+# The API's ids are 20-odd characters after the prefix; a shorter "file_name" in an
+# answer's text is text, and is left alone.
+_OTHER_ID = re.compile(r"(?:msgbatch|file|container|cntr)_[A-Za-z0-9]{16,}")
+_OTHER_ID_IN_TEXT = re.compile(
+    r"(?<![A-Za-z0-9_])(?:msgbatch|file|container|cntr)_[A-Za-z0-9]{16,}"
+)
+_OTHER_PREFIXES: Final = ("msgbatch_", "file_", "container_", "cntr_")
+_URL_STARTS: Final = ("https://", "http://", "/v1/")
 #: The ids as stored in a fixture, inside the quotes of serialized JSON.
 _STORED_ID = re.compile(
     r'"(msg_vcr_\d+|(?:msgbatch|file|container|cntr|toolu|srvtoolu|mcptoolu)_vcr[0-9a-f]{21})"'
@@ -104,9 +111,7 @@ def replace_tool_ids(value: Any, tool_id: Callable[[str], str]) -> Any:
     return value
 
 
-def stabilizer(
-    seed: str, *, other_ids: bool = True
-) -> tuple[Callable[[Any], Any], dict[str, str]]:
+def stabilizer(seed: str, *, other_ids: bool = True) -> tuple[Callable[[Any], Any], dict[str, str]]:
     """A function that gives a live answer its file ids, and the map it fills:
     stored id -> live id (what the caller gets while recording).
 
@@ -146,6 +151,12 @@ def stabilizer(
             stored_to_live[known] = live
         return live_to_stored[live]
 
+    def in_text(value: str) -> str:
+        # An id inside a longer string: a batch's results_url, which the SDK follows.
+        return _OTHER_ID_IN_TEXT.sub(
+            lambda m: m.group(0) if "_vcr" in m.group(0) else other_id(m.group(0)), value
+        )
+
     def walk(value: Any) -> Any:
         if isinstance(value, dict):
             out = {k: walk(v) for k, v in value.items()}
@@ -160,6 +171,12 @@ def stabilizer(
                 return tool_id(value)
             if other_ids and _OTHER_ID.fullmatch(value) and "_vcr" not in value:
                 return other_id(value)
+            if (
+                other_ids
+                and value.startswith(_URL_STARTS)
+                and any(p in value for p in _OTHER_PREFIXES)
+            ):
+                return in_text(value)
         return value
 
     return walk, stored_to_live
@@ -205,6 +222,9 @@ def _give(stored: str, fixture_stem: str, is_tool: bool, live_id: str | None) ->
         _token_of_given[given] = token
         if live_id is not None:
             _live_of_given[given] = live_id
+            # The stored id itself may reach the caller inside a longer string (a batch's
+            # results_url) and come back in a request: it stands for the live id too.
+            _live_of_given.setdefault(stored, live_id)
             _token_of_given[live_id] = token  # a later answer that repeats it keeps the token
     return given
 

@@ -23,7 +23,7 @@ from typing import Any, Final, TypeGuard
 FORMAT_KEY: Final = "vcr_kit_format"  # the same as _store's: this module must stay I/O-free
 KNOWN_FORMATS: Final = frozenset({1})
 KINDS: Final = ("http", "message", "stream", "token_count", "generic")
-_HTTP_BODIES: Final = ("body", "events", "text", "base64")
+_HTTP_BODIES: Final = ("body", "events", "jsonl", "text", "base64")
 _TRANSIENT: Final = frozenset({408, 409, 429})
 _HTTP_NAME: Final = re.compile(r"[a-z0-9-]+-[0-9a-f]{12}\.json")
 _SDK_TAG: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|anthropic(\.[A-Za-z_][A-Za-z0-9_]*)+")
@@ -122,7 +122,9 @@ def _check_http(request: Any, response: Any, name: str, found: list[str]) -> Non
     bodies = [key for key in _HTTP_BODIES if key in response]
     if len(bodies) != 1:
         what = "none" if not bodies else ", ".join(bodies)
-        found.append(f"response: exactly one of body, events, text, base64 is needed ({what})")
+        found.append(
+            f"response: exactly one of body, events, jsonl, text, base64 is needed ({what})"
+        )
     headers = response.get("headers", {})
     if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
         found.append("response.headers: not an object of strings")
@@ -141,6 +143,10 @@ def _check_http(request: Any, response: Any, name: str, found: list[str]) -> Non
         found.append("response.events: missing: the request asked for a stream")
     if "body" in response and "json" not in content_type and content_type:
         found.append(f"response.headers.content-type: {content_type!r} for a JSON body")
+    if "jsonl" in response:
+        lines = response["jsonl"]
+        if not isinstance(lines, list) or not all(isinstance(x, dict) for x in lines):
+            found.append("response.jsonl: not a list of objects")
     if "text" in response and not isinstance(response["text"], str):
         found.append(f"response.text: {_type_name(response['text'])}, not a string")
     if "base64" in response:
