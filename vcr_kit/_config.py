@@ -39,6 +39,7 @@ _PROJECT_MARKERS: Final = ("setup.cfg", "pyproject.toml", "setup.py", "tox.ini",
 DEFAULT_LOCK_TIMEOUT: Final = 600.0
 
 _dotenv_loaded: list[bool] = []  # a one-shot flag without a `global` statement
+_dotenv_projects: set[Path] = set()
 # How many VCRTestCase tests (or pytest-plugin tests) are running. Process-wide, not
 # a context variable: IsolatedAsyncioTestCase runs the test in a context copied when
 # the case was built, and code under test may call the API from its own threads.
@@ -55,15 +56,24 @@ def truthy(value: str | None) -> bool:
     return value is not None and value.strip().lower() not in _FALSE_WORDS
 
 
-def load_dotenv_once() -> None:
-    if _dotenv_loaded:
-        return
-    _dotenv_loaded.append(True)
-    from dotenv import find_dotenv, load_dotenv
+def load_dotenv_once(project: Path | None = None) -> None:
+    """Load the ``.env`` found from the cwd upwards, once per process; and the one at
+    the root of ``project`` (a test's own project, which a run started from another
+    folder would not find), once per project."""
+    if not _dotenv_loaded:
+        _dotenv_loaded.append(True)
+        from dotenv import find_dotenv, load_dotenv
 
-    path = find_dotenv(usecwd=True)
-    if path:
-        load_dotenv(path, override=False)
+        path = find_dotenv(usecwd=True)
+        if path:
+            load_dotenv(path, override=False)
+    if project is not None and project not in _dotenv_projects:
+        _dotenv_projects.add(project)
+        candidate = project / ".env"
+        if candidate.is_file():
+            from dotenv import load_dotenv
+
+            load_dotenv(candidate, override=False)
 
 
 def parse_mode(value: str | Mode, source: str) -> Mode:

@@ -32,10 +32,11 @@ __all__ = ["VCRMixin", "VCRTestCase"]
 
 
 @contextmanager
-def _replay_credentials() -> Iterator[bool]:
-    """Yield whether a real key is set; if none is, set a dummy one for the test, so
-    that ``anthropic.Anthropic()`` in the code under test can be built and replayed."""
-    load_dotenv_once()
+def _replay_credentials(project: Path | None) -> Iterator[bool]:
+    """Yield whether a real key is set (``.env`` of the cwd or of the test's project
+    included); if none is, set a dummy one for the test, so that
+    ``anthropic.Anthropic()`` in the code under test can be built and replayed."""
+    load_dotenv_once(project)
     if has_real_credentials():
         yield True
         return
@@ -64,9 +65,10 @@ def vcr_session(
         hosts = [hosts]
     from ._proxy import proxy_for_test  # http.server: loaded when a test first runs
 
+    project = test_project_root(test_file)
     with (
-        activated(mode, fixtures_dir, test_project_root(test_file)),
-        _replay_credentials() as can_record,
+        activated(mode, fixtures_dir, project),
+        _replay_credentials(project) as can_record,
         _journal.journal() as journal,
         intercepting(HttpRecorder(can_record=can_record), hosts),
         proxy_for_test() if proxy else nullcontext(),
