@@ -137,6 +137,28 @@ def pydantic_ai() -> Any:
     return {"output": result.output}
 
 
+@scenario
+def instructor() -> Any:
+    """instructor: structured output through a tool call, on the client it wraps
+    (instructor 1.17 pins anthropic 0.93, built on httpx)."""
+    import anthropic
+    import instructor as instructor_lib
+    from pydantic import BaseModel
+
+    class Person(BaseModel):
+        name: str
+        age: int
+
+    client = instructor_lib.from_anthropic(anthropic.Anthropic(max_retries=0))
+    person = client.messages.create(
+        model=MODEL,
+        max_tokens=100,
+        response_model=Person,
+        messages=[{"role": "user", "content": 'Who? [[tool:Person {"name": "Ada", "age": 36}]]'}],
+    )
+    return person.model_dump()
+
+
 def run(name: str, fixtures: str) -> dict[str, Any]:
     seen: dict[str, Any] = {}
 

@@ -7,9 +7,10 @@ no key and no base URL, twice, then re-recording in ``record`` mode. The replays
 observe what the recording observed, and neither a replay nor an unchanged
 re-record may change a byte of the fixtures.
 
-The framework scenarios (langchain-anthropic, pydantic-ai) need their packages: tox's
-``frameworks`` env installs them (and sets ``VCR_FRAMEWORKS_REQUIRED=1``, which turns a
-missing package into a failure); elsewhere they are skipped.
+The framework scenarios need their packages: tox's ``frameworks`` env installs
+langchain-anthropic and pydantic-ai (and sets ``VCR_FRAMEWORKS_REQUIRED=1``, which
+turns a missing one into a failure), the ``sdk-0.93`` env instructor (which pins
+anthropic 0.93); elsewhere they are skipped.
 """
 
 from __future__ import annotations
@@ -29,7 +30,11 @@ SCRIPT = Path(__file__).with_name("client_scenarios.py")
 ROOT = Path(__file__).resolve().parent.parent
 KEY = "sk-ant-test-" + "c" * 32
 #: Framework scenario -> the module it needs.
-FRAMEWORKS = {"langchain": "langchain_anthropic", "pydantic_ai": "pydantic_ai"}
+FRAMEWORKS = {
+    "langchain": "langchain_anthropic",
+    "pydantic_ai": "pydantic_ai",
+    "instructor": "instructor",
+}
 
 
 def snapshot(folder: Path) -> dict[str, str]:
@@ -131,7 +136,7 @@ class RecordThenReplayOffline(unittest.TestCase):
         for name, module in FRAMEWORKS.items():
             with self.subTest(framework=name):
                 if importlib.util.find_spec(module) is None:
-                    if required:
+                    if required and name != "instructor":
                         self.fail(f"{module} is not installed (tox -e frameworks installs it)")
                     self.skipTest(f"{module} is not installed; run tox -e frameworks")
                 self.fixtures = temp_dir(self) / "fixtures"
