@@ -16,16 +16,23 @@ from __future__ import annotations
 import socket
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from . import _journal
 from ._config import Mode
-from ._http import in_live_call, live_calls_in_flight
+from ._hosts import HostSet
+from ._http import HttpRecorder, in_live_call, live_calls_in_flight
 from ._sdkpatch import deliver
 from .errors import FixtureMissingError
 
-if TYPE_CHECKING:
-    from ._intercept import Interception
+
+class Interception(Protocol):
+    """What the guard needs of the running test's interception (see ``_intercept``)."""
+
+    @property
+    def recorder(self) -> HttpRecorder: ...
+
+    def hosts(self) -> HostSet: ...
 
 __all__ = ["install", "uninstall", "unwrapped_client_message"]
 
