@@ -36,6 +36,21 @@ class CostArithmeticTest(unittest.TestCase):
         vcr_kit.reset_session_cost()
         self.addCleanup(vcr_kit.reset_session_cost)
 
+    def test_batch_results_count_at_the_batch_rate(self) -> None:
+        from vcr_kit import _http
+
+        message = {"type": "message", "model": MODEL, "usage": CACHE_USAGE}
+        stored = {
+            "status": 200,
+            "jsonl": [
+                {"custom_id": "a", "result": {"type": "succeeded", "message": message}},
+                {"custom_id": "b", "result": {"type": "errored", "error": {"type": "x"}}},
+            ],
+        }
+        usd = _cost.add_usage(_http._usage(stored))
+        self.assertAlmostEqual(usd, CACHE_CALL_USD * _prices.BATCH_RATE)
+        self.assertEqual(vcr_kit.session_cost().calls, 1)
+
     def test_cache_writes_split_5m_1h_and_reads(self) -> None:
         cost = _cost.cost_of(MODEL, CACHE_USAGE)
         self.assertAlmostEqual(cost.usd, CACHE_CALL_USD, places=12)

@@ -8,6 +8,7 @@ offline. An unknown model counts its tokens and warns once; it never fails.
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import threading
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
@@ -15,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._prices import PRICES, Price, base_model_id
+from ._prices import BATCH_RATE, PRICES, Price, base_model_id
 
 __all__ = [
     "ModelCost",
@@ -198,6 +199,8 @@ def add_usage(entries: Iterable[Mapping[str, Any]]) -> float:
         if not isinstance(usage, Mapping):
             continue
         cost = cost_of(model, usage)
+        if entry.get("batch"):  # an answer of the Message Batches API
+            cost = dataclasses.replace(cost, usd=cost.usd * BATCH_RATE)
         total += cost.usd
         with _lock:
             _by_model[model] = _by_model.get(model, ModelCost()) + cost

@@ -299,6 +299,13 @@ def rebuild_response(
 def _usage(stored: dict[str, Any]) -> list[dict[str, Any]]:
     if "events" in stored:
         return usage_entries([e.get("data") for e in stored["events"]])
+    if "jsonl" in stored:  # batch results: each succeeded request's message, at batch rates
+        messages = [
+            line["result"].get("message")
+            for line in stored["jsonl"]
+            if isinstance(line, dict) and isinstance(line.get("result"), dict)
+        ]
+        return [{**entry, "batch": True} for entry in usage_entries(messages)]
     return usage_entries(stored.get("body"))
 
 

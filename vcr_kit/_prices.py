@@ -16,6 +16,9 @@ __all__ = ["PRICES", "Price", "base_model_id"]
 
 _SOURCE: Final = "Anthropic pricing pages (docs about-claude/pricing, per-model pages)"
 _CHECKED: Final = "2026-11-30"
+#: The Message Batches API bills every token kind at half the model's price (same
+#: source and date as the table).
+BATCH_RATE: Final = 0.5
 
 
 @dataclass(frozen=True)
