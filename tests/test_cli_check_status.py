@@ -69,7 +69,8 @@ class RealFolderTest(unittest.TestCase):
                 "remove or rename it",
                 f"{dangling}: cannot be read: No such file or directory",
                 f"{string}: response: a string, not an object with a status",
-                f"{bodiless}: response: exactly one of body, events, text, base64 is needed (none)",
+                f"{bodiless}: response: exactly one of body, events, jsonl, text, base64 is "
+                "needed (none)",
                 f'{sse}: response.events: an SSE answer to a request without "stream": true '
                 "(the SDK would parse it as JSON)",
                 f"{negative}: vcr_kit_format: -1 is not a format this vcr_kit reads (1)",
@@ -153,7 +154,10 @@ class ValidateTest(unittest.TestCase):
             ),
             (
                 dict(http, response={"status": 200, "body": {}, "text": ""}),
-                ["response: exactly one of body, events, text, base64 is needed (body, text)"],
+                [
+                    "response: exactly one of body, events, jsonl, text, base64 is needed "
+                    "(body, text)"
+                ],
             ),
             (
                 dict(http, response={"status": 200, "base64": "***"}),
