@@ -24,6 +24,7 @@ from typing import Any
 import anthropic
 
 import vcr_kit
+from vcr_kit import _ids
 from vcr_kit._httplib import sdk_library
 
 #: httpx2, or httpx under anthropic 0.x: whatever the installed SDK sends with.
@@ -103,6 +104,9 @@ def measure(count: int, calls: int, rounds: int) -> tuple[float, float]:
         ) as recording:
             for i in range(count):
                 call(recording, i)
+        # A replay run records nothing: forget the live ids this setup's recording gave,
+        # as a fresh process would not have them.
+        _ids.forget()
         baseline = anthropic.Anthropic(
             api_key="bench",
             http_client=anthropic.DefaultHttpxClient(transport=mock_transport(bodies)),

@@ -87,16 +87,29 @@ class _Declined(Exception):
         self.response = response
 
 
+class _NotFinite(Exception):
+    """Internal: the body holds NaN or an infinity (parsed the slow way instead)."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _NotFinite(name)
+
+
 def request_key(request: httpx2.Request) -> tuple[str, dict[str, Any]]:
     """The fixture name and the stored (dehydrated) form of ``request``."""
     body_bytes = request.content
     body: Any
+    finite = True
     if not body_bytes:
         body = None
     else:
         try:
             text = quoted_tokens(body_bytes.decode("utf-8"))
-            body = json.loads(text)
+            try:  # NaN refused here: the key's canonical JSON can then skip looking for it
+                body = json.loads(text, parse_constant=_refuse_constant)
+            except _NotFinite:
+                finite = False
+                body = json.loads(text)
             if isinstance(body, dict) and "metadata" in body:
                 # user and session ids (Claude Code sends a random session per run): noise
                 # to the answer, so neither keyed nor stored.
@@ -115,7 +128,7 @@ def request_key(request: httpx2.Request) -> tuple[str, dict[str, Any]]:
     for header in _KEYED_HEADERS:
         if header in request.headers:
             stored[header] = request.headers[header]
-    return http_name(request.method, path, stored), stored
+    return http_name(request.method, path, stored, finite=finite), stored
 
 
 def with_live_ids(request: httpx2.Request) -> httpx2.Request:

@@ -28,7 +28,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from . import _guard
+from . import _guard, _lazytls
 from ._hosts import HostSet, anthropic_hosts
 from ._http import HttpRecorder, in_live_call, to_local_proxy
 from ._httplib import loaded_libraries
@@ -108,15 +108,18 @@ def _patch(
 
 
 def _install() -> None:
-    for library in loaded_libraries():
+    libraries = loaded_libraries()
+    for library in libraries:
         _patch(library.HTTPTransport, "handle_request", _sync_seam)
         _patch(library.AsyncHTTPTransport, "handle_async_request", _async_seam)
+    _lazytls.install(libraries)  # clients built during the test set up TLS only if they go live
     install_error_passage()  # a no-op until the SDK is loaded; see _sdkpatch
     _guard.install(current)
 
 
 def _uninstall() -> None:
     _guard.uninstall()
+    _lazytls.uninstall()
     for (cls, name), own in _saved.items():
         if own is None:
             delattr(cls, name)

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any, Final
 
+from ._fastjson import canonical
 from .dehydrate import dehydrate, dehydrate_json, map_strings, normalize_for_token_count
 from .errors import ConfigError
 
@@ -29,8 +30,13 @@ _MAX_MESSAGE_HASHES: Final = 24
 _NAME_RE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
-def canonical_json(value: Any) -> bytes:
-    """Sorted keys, no insignificant whitespace, UTF-8: the same bytes on every machine."""
+def canonical_json(value: Any, *, finite: bool = False) -> bytes:
+    """Sorted keys, no insignificant whitespace, UTF-8: the same bytes on every machine.
+
+    ``finite``: ``value`` is known to hold no NaN or infinity (see ``_fastjson``)."""
+    fast = canonical(value, finite=finite)
+    if fast is not None:
+        return fast
     try:
         text = json.dumps(
             value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
@@ -122,9 +128,9 @@ def token_count_name(messages: Any, tools: Any) -> str:
     return validate_name(f"token-count-{digest}")
 
 
-def http_name(method: str, path: str, key: Any) -> str:
+def http_name(method: str, path: str, key: Any, *, finite: bool = False) -> str:
     """``<method>-<path slug>-<12 hex>.json`` for a request seen by the transparent client."""
-    digest = sha1_hex(canonical_json(key))[:_FIXTURE_HASH_LENGTH]
+    digest = sha1_hex(canonical_json(key, finite=finite))[:_FIXTURE_HASH_LENGTH]
     return f"{_http_slug(method, path)}-{digest}{_JSON_SUFFIX}"
 
 
