@@ -3,10 +3,11 @@ on ``@anthropic-ai/sdk``, and ``claude-agent-sdk``'s ``query()`` in a ``VCRTestC
 
 Each records against the loopback server, then replays offline (``unshare -n``, with
 only the loopback interface up) from another folder under another HOME, and must
-print the same. The npm packages are installed once into ``.tox/npm-clients`` (git
-ignored); the tests skip only where Node or npm is missing. ``claude-agent-sdk`` is a
-165 MB wheel: it is a dependency of the ``clients`` tox env only, where
-``VCR_REQUIRE_CLIENTS=1`` turns its absence into a failure.
+print the same. They run in the ``clients`` tox env (``VCR_REQUIRE_CLIENTS=1``), which
+CI runs: the npm packages are installed once into ``.tox/npm-clients`` (git ignored),
+and the tests skip only where Node or npm is missing; ``claude-agent-sdk`` (a 165 MB
+wheel) is a dependency of that env only, where its absence is a failure. Elsewhere
+they are skipped, so that each of the other envs does not install and run them again.
 """
 
 from __future__ import annotations
@@ -84,6 +85,8 @@ class ClientTestCase(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls) -> None:
+        if not os.environ.get("VCR_REQUIRE_CLIENTS"):
+            raise unittest.SkipTest("the Node clients run in their own env: tox -e clients")
         if node_tools() is None:
             raise unittest.SkipTest("node and npm are needed to install the Node clients")
         cls.modules = install_npm_packages()
