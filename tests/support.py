@@ -64,6 +64,8 @@ VCR_ENV_VARS = (
     "CLAUDE_CODE_OAUTH_TOKEN",
     "ANTHROPIC_BASE_URL",
     "VCR_RUN_ID",
+    # Under tox the run id derives from TOX_ENV_NAME; a test's own runs must not share it.
+    "TOX_ENV_NAME",
     "VCR_RUN_COMPLETE",
 )
 
