@@ -378,16 +378,17 @@ async def afetch(
     if doc is not None:
         return Outcome(doc, recorded=False)
     lock = lock_for(path)
-    waited = 0.0
+    # A wall-clock deadline, as filelock's own wait for sync callers: summing the poll
+    # intervals would stretch the wait on a busy event loop, where sleeps overrun.
+    deadline = time.monotonic() + settings.lock_timeout
     while True:
         try:
             lock.acquire(timeout=0)
             break
         except Timeout:
-            if waited >= settings.lock_timeout:
+            if time.monotonic() >= deadline:
                 raise _timeout_error(path, settings.lock_timeout) from None
             await anyio.sleep(_ASYNC_LOCK_POLL)
-            waited += _ASYNC_LOCK_POLL
     try:
         if settings.mode is Mode.AUTO:
             doc = read_document(path)
