@@ -340,7 +340,8 @@ class CorruptFixtureTest(ServerTestCase):
         error = self.replay("Half")
         self.assertEqual(
             str(error),
-            f"Fixture {path} cannot be replayed: KeyError: 'status'. "
+            f"Fixture {path} cannot be replayed: response.status: None is not an HTTP status "
+            "(100-599) (and 1 more: `vcr_kit check` lists them). "
             "Delete it, or re-record it with VCR_MODE=record.",
         )
 

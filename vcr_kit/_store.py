@@ -11,6 +11,7 @@ writer leaves behind is one ``git add`` never stages and the next writer removes
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
@@ -26,6 +27,7 @@ from filelock import FileLock, Timeout
 from ._config import Mode, Settings
 from ._runrecord import note_changed
 from ._secrets import scan_for_secrets
+from ._validate import problems
 from .dehydrate import map_strings
 from .errors import (
     FixtureCorruptError,
@@ -102,7 +104,7 @@ def parse_document(data: bytes, path: Path) -> Document:
     except (UnicodeDecodeError, json.JSONDecodeError):
         doc = None
     version = doc.get(FORMAT_KEY) if isinstance(doc, dict) else None
-    if isinstance(doc, dict) and type(version) is int and version <= FORMAT_VERSION:
+    if isinstance(doc, dict) and type(version) is int and 0 < version <= FORMAT_VERSION:
         return doc  # the replay path: one parse, nothing else
     _explain_corrupt(data, path)
 
@@ -130,9 +132,15 @@ def _explain_corrupt(data: bytes, path: Path) -> NoReturn:
         raise FixtureCorruptError(
             f"Fixture {where} is not a vcr_kit fixture (no {FORMAT_KEY!r} field). {advice}", path
         )
-    raise FixtureCorruptError(
-        f"Fixture {where} has format {doc[FORMAT_KEY]}, newer than this vcr_kit reads "
-        f"({FORMAT_VERSION}). Upgrade vcr_kit.",
+    if doc[FORMAT_KEY] > FORMAT_VERSION:
+        raise FixtureCorruptError(
+            f"Fixture {where} has format {doc[FORMAT_KEY]}, newer than this vcr_kit reads "
+            f"({FORMAT_VERSION}). Upgrade vcr_kit.",
+            path,
+        )
+    raise FixtureCorruptError(  # 0 or negative: no vcr_kit ever wrote it
+        f"Fixture {where} has format {doc[FORMAT_KEY]}, which no vcr_kit writes "
+        f"(this one reads 1 to {FORMAT_VERSION}). {advice}",
         path,
     )
 
@@ -171,11 +179,7 @@ def write_document(path: Path, doc: Document, secrets: Iterable[tuple[str, str]]
         scratch = private_folder(folder)
         fd, temp_name = tempfile.mkstemp(dir=scratch, prefix=f".{path.name}.", suffix=TEMP_SUFFIX)
     except OSError as exc:
-        raise FixtureWriteError(
-            f"Cannot write fixture {display_path(path)}: {exc.strerror or exc} "
-            f"({display_path(folder)}). Make the folder writable or set VCR_FIXTURES_DIR.",
-            path,
-        ) from None
+        raise _write_error(path, exc) from None
     try:
         with os.fdopen(fd, "wb") as handle:  # owns fd from here: closed whatever happens
             os.chmod(temp_name, 0o644)  # mkstemp makes 0600; a fixture is shared, committed data
@@ -186,15 +190,31 @@ def write_document(path: Path, doc: Document, secrets: Iterable[tuple[str, str]]
     except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(temp_name)
-        if isinstance(exc, PermissionError):  # .locks/ writable, the folder itself not
-            raise FixtureWriteError(
-                f"Cannot write fixture {display_path(path)}: {exc.strerror or exc} "
-                f"({display_path(folder)}). Make the folder writable or set VCR_FIXTURES_DIR.",
-                path,
-            ) from None
+        # Every OSError (a full disk, a read-only folder, a folder where the fixture
+        # should be, the folder removed meanwhile): under the SDK a raw OSError would be
+        # retried as a connection error, calling the API again for nothing.
+        if isinstance(exc, OSError):
+            raise _write_error(path, exc) from None
         raise
     _fsync_folder(folder)
     remove_stale_temps(folder)
+
+
+def _write_error(path: Path, exc: OSError) -> FixtureWriteError:
+    where, folder = display_path(path), display_path(path.parent)
+    if path.is_dir():
+        message = f"Cannot write fixture {where}: a folder is in its place. Remove it."
+    elif exc.errno == errno.ENOSPC:
+        message = (
+            f"Cannot write fixture {where}: no space left on the device ({folder}). "
+            "Free some space and run again."
+        )
+    else:
+        message = (
+            f"Cannot write fixture {where}: {exc.strerror or exc} ({folder}). "
+            "Make the folder writable or set VCR_FIXTURES_DIR."
+        )
+    return FixtureWriteError(message, path)
 
 
 def private_folder(folder: Path) -> Path:
@@ -274,6 +294,27 @@ def _timeout_error(path: Path, timeout: float) -> LockTimeoutError:
     )
 
 
+def served(path: Path, doc: Document, kind: str | None = None, request: Any = None) -> Outcome:
+    """``doc`` as a replay, once its shape fits its kind: a fixture that would replay
+    wrongly (a 200 with no body, SSE events under a request that asked for JSON) fails
+    here, naming the file and the field, before anything reaches the SDK.
+
+    An HTTP answer is checked against ``request``, the live request's stored form: it
+    is what the SDK will parse the answer for (a stream or not), whatever the file says.
+    """
+    if kind is not None and doc.get("kind") != kind:
+        raise unreadable(path, f"it holds a {doc.get('kind')!r} fixture, not {kind!r}")
+    if "response" not in doc:
+        raise unreadable(path, "it has no 'response'")
+    if request is not None and kind == "http":
+        doc = {**doc, "request": request}
+    found = problems(doc, path.name, replay=True)
+    if found:
+        more = f" (and {len(found) - 1} more: `vcr_kit check` lists them)" if found[1:] else ""
+        raise unreadable(path, found[0] + more)
+    return Outcome(doc, recorded=False)
+
+
 @dataclass(frozen=True)
 class Outcome:
     """What a lookup gave: the fixture document and whether it was just recorded."""
@@ -338,6 +379,8 @@ def fetch(
     record: Recorder,
     secrets: Callable[[], Iterable[tuple[str, str]]] = tuple,
     request: Any = None,
+    *,
+    kind: str | None = None,
 ) -> Outcome | None:
     """Replay the fixture at ``path`` or record it, once across processes and threads.
 
@@ -348,7 +391,7 @@ def fetch(
     """
     doc = _lookup(path, settings, request)
     if doc is not None:
-        return Outcome(doc, recorded=False)
+        return served(path, doc, kind, request)
     lock = lock_for(path)
     try:
         lock.acquire(timeout=settings.lock_timeout)
@@ -358,7 +401,7 @@ def fetch(
         if settings.mode is Mode.AUTO:
             doc = read_document(path)
             if doc is not None:
-                return Outcome(doc, recorded=False)
+                return served(path, doc, kind, request)
         return _save(path, record(), secrets())
     finally:
         lock.release()
@@ -370,13 +413,15 @@ async def afetch(
     record: AsyncRecorder,
     secrets: Callable[[], Iterable[tuple[str, str]]] = tuple,
     request: Any = None,
+    *,
+    kind: str | None = None,
 ) -> Outcome | None:
     """``fetch`` for async callers: waits for the lock without blocking the event loop."""
     import anyio  # the SDK's own async layer: works under asyncio and trio alike
 
     doc = _lookup(path, settings, request)
     if doc is not None:
-        return Outcome(doc, recorded=False)
+        return served(path, doc, kind, request)
     lock = lock_for(path)
     # A wall-clock deadline, as filelock's own wait for sync callers: summing the poll
     # intervals would stretch the wait on a busy event loop, where sleeps overrun.
@@ -393,7 +438,7 @@ async def afetch(
         if settings.mode is Mode.AUTO:
             doc = read_document(path)
             if doc is not None:
-                return Outcome(doc, recorded=False)
+                return served(path, doc, kind, request)
         return _save(path, await record(), secrets())
     finally:
         lock.release()
