@@ -25,8 +25,9 @@ from typing import Any, Final, NoReturn, TypeVar
 from filelock import FileLock, Timeout
 
 from ._config import Mode, Settings
+from ._rescue import rescue, rescue_folders
 from ._runrecord import note_changed
-from ._secrets import scan_for_secrets
+from ._secrets import scan_for_secrets, scan_request
 from ._validate import problems
 from .dehydrate import map_strings
 from .errors import (
@@ -338,6 +339,46 @@ def _lookup(path: Path, settings: Settings, request: Any) -> Document | None:
     return doc
 
 
+#: Below this much free space a recording is refused before the call: most answers
+#: are a few KB; a longer one that still does not fit is rescued (see ``_rescue``).
+MIN_FREE_BYTES: Final = 64 * 1024
+
+
+def check_writable(path: Path) -> None:
+    """Raise ``FixtureWriteError`` now if ``path`` could not be written after a paid call:
+    a folder in its place, a folder that refuses new files, a nearly full disk.
+    Called with the fixture's lock held (so ``.locks/`` exists)."""
+    folder = path.parent
+    probe: OSError | None = None
+    if path.is_dir():
+        probe = IsADirectoryError(errno.EISDIR, "Is a directory")
+    elif not os.access(folder, os.W_OK):  # EROFS or permissions: where os.replace lands
+        probe = PermissionError(errno.EACCES, "Permission denied")
+    else:
+        try:
+            fd, name = tempfile.mkstemp(dir=folder / LOCK_FOLDER, suffix=TEMP_SUFFIX)
+            os.close(fd)
+            os.unlink(name)
+            stats = os.statvfs(folder) if hasattr(os, "statvfs") else None
+            if stats is not None and stats.f_bavail * stats.f_frsize < MIN_FREE_BYTES:
+                probe = OSError(errno.ENOSPC, "No space left on device")
+        except OSError as exc:
+            probe = exc
+    if probe is not None:
+        error = _write_error(path, probe)
+        raise FixtureWriteError(f"{error.message} The API was not called.", path)
+
+
+def check_before_paying(
+    path: Path, request: Any, secrets: Iterable[tuple[str, str]]
+) -> None:
+    """Everything that would refuse the write, checked before the live call: a call
+    whose answer cannot be kept is not made (and paid for) at all."""
+    if request is not None:
+        scan_request(request, path, secrets)
+    check_writable(path)
+
+
 def _save(path: Path, doc: Document | None, secrets: Iterable[tuple[str, str]]) -> Outcome | None:
     if doc is None:
         return None
@@ -346,7 +387,10 @@ def _save(path: Path, doc: Document | None, secrets: Iterable[tuple[str, str]]) 
     if kept is not None:  # a re-record that changed nothing changes no byte
         return Outcome(kept, recorded=True)
     existed = path.exists()
-    write_document(path, doc, secrets)
+    try:
+        write_document(path, doc, secrets)
+    except FixtureWriteError as exc:  # after the paid call: keep the answer somewhere
+        raise _rescued(path, doc, exc) from None
     if existed:  # the summary lists the answers a re-record changed
         note_changed(path)
     return Outcome(doc, recorded=True)
@@ -366,6 +410,20 @@ def _same_answer_on_disk(path: Path, doc: Document) -> Document | None:
     if old is None:
         return None
     return old if _mask_request_ids(old) == _mask_request_ids(doc) else None
+
+
+def _rescued(path: Path, doc: Document, exc: FixtureWriteError) -> FixtureWriteError:
+    kept = rescue(path.name, serialize_document(doc))
+    if kept is None:
+        where = " The answer could not be kept anywhere else either: " + ", ".join(
+            display_path(folder) for folder in rescue_folders()
+        ) + " refused it too."
+    else:
+        where = (
+            f" The answer was paid for: it is kept in {kept}; "
+            f"move it to {display_path(path)} once the folder can be written."
+        )
+    return FixtureWriteError(exc.message + where, path)
 
 
 def _mask_request_ids(value: Any) -> Any:
@@ -402,7 +460,9 @@ def fetch(
             doc = read_document(path)
             if doc is not None:
                 return served(path, doc, kind, request)
-        return _save(path, record(), secrets())
+        known = list(secrets())
+        check_before_paying(path, request, known)
+        return _save(path, record(), known)
     finally:
         lock.release()
 
@@ -439,7 +499,9 @@ async def afetch(
             doc = read_document(path)
             if doc is not None:
                 return served(path, doc, kind, request)
-        return _save(path, await record(), secrets())
+        known = list(secrets())
+        check_before_paying(path, request, known)
+        return _save(path, await record(), known)
     finally:
         lock.release()
 
