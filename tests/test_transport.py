@@ -291,7 +291,7 @@ class MissTest(ServerTestCase):
             client.messages.create(
                 model=MODEL, max_tokens=16, messages=[{"role": "user", "content": "No key"}]
             )
-        self.assertEqual(str(caught.exception), MISSING_LINE.format(path) + NEEDS_KEY)
+        self.assertEqual(str(caught.exception), f"Fixture missing: {path}." + NEEDS_KEY)
         self.assertEqual(self.server.log, [])
 
     def test_replay_of_a_recorded_fixture_needs_no_key(self) -> None:
@@ -381,7 +381,7 @@ class AsyncMissTest(unittest.IsolatedAsyncioTestCase):
                     max_tokens=16,
                     messages=[{"role": "user", "content": "No key, async"}],
                 )
-        self.assertEqual(str(caught.exception), MISSING_LINE.format(path) + NEEDS_KEY)
+        self.assertEqual(str(caught.exception), f"Fixture missing: {path}." + NEEDS_KEY)
         self.assertEqual(self.server.log, [])
 
 

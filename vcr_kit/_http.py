@@ -30,9 +30,17 @@ from ._ids import give_ids_text, live_ids_in, quoted_tokens, stabilizer
 from ._keys import http_name
 from ._sdk import RECORDED_REQUEST_ID, fresh_request_id, is_transient
 from ._sdkpatch import REPLAY_API_KEY, deliver
-from ._store import Document, Outcome, afetch, fetch, unreadable
+from ._store import (
+    Document,
+    Outcome,
+    afetch,
+    fetch,
+    keyless_missing_message,
+    near_miss_hint,
+    unreadable,
+)
 from .dehydrate import dehydrate_json, hydrate_json, json_text_may_change, placeholders
-from .errors import FixtureCorruptError, FixtureMissingError, VCRError
+from .errors import ConfigError, FixtureCorruptError, FixtureMissingError, VCRError
 
 if TYPE_CHECKING:  # at run time a request may be httpx2's or httpx's (anthropic 0.x): same API
     import httpx2
@@ -317,16 +325,20 @@ class HttpRecorder:
             "usage": _usage(stored),
         }
 
-    def _check_can_record(self, path: Path, request: httpx2.Request) -> None:
-        if not self.can_record or _uses_stand_in_key(request):
-            from ._store import missing_message
-
-            raise FixtureMissingError(
-                missing_message(path)
-                + "\nRecording it needs an API key: set ANTHROPIC_API_KEY (in the environment "
-                "or in .env) and run again.",
+    def _check_can_record(self, path: Path, request: httpx2.Request, stored: Any) -> None:
+        if self.can_record and not _uses_stand_in_key(request):
+            return
+        if self.settings.mode is Mode.RECORD and path.is_file():
+            # Not "missing": the file is there, record mode just never replays it.
+            raise ConfigError(
+                f"Recording {path} needs an API key: mode record calls the API for every "
+                "request, even one already recorded. Set ANTHROPIC_API_KEY (in the "
+                "environment or in .env), or use mode auto (unset VCR_MODE=record) to "
+                "replay the recorded fixture.",
                 path,
             )
+        hint = near_miss_hint(path, stored)  # a local miss shows its diff, key or no key
+        raise FixtureMissingError(keyless_missing_message(path, hint), path)
 
     def _answer(
         self, outcome: Outcome | None, path: Path, request: httpx2.Request, ids: dict[str, str]
@@ -381,7 +393,7 @@ class HttpRecorder:
         ids: dict[str, str] = {}
 
         def record() -> Document:
-            self._check_can_record(path, request)
+            self._check_can_record(path, request, stored_request)
             with live_call(), _noted(upstream):
                 response = live(with_live_ids(request))
                 try:
@@ -415,7 +427,7 @@ class HttpRecorder:
         ids: dict[str, str] = {}
 
         async def record() -> Document:
-            self._check_can_record(path, request)
+            self._check_can_record(path, request, stored_request)
             with live_call(), _noted(upstream):
                 response = await live(with_live_ids(request))
                 try:

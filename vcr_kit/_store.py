@@ -70,6 +70,31 @@ def missing_message(path: Path, hint: str = "") -> str:
     return f"{message}\n{hint}" if hint else message
 
 
+NEEDS_KEY: Final = (
+    "Recording it needs an API key: set ANTHROPIC_API_KEY (in the environment or in .env) "
+    "and run again."
+)
+
+
+def keyless_missing_message(path: Path, hint: str = "") -> str:
+    """A miss where recording was allowed but no key was given: the advice is the key
+    (``VCR_RECORD=1`` is for CI, where it would change nothing here)."""
+    message = f"Fixture missing: {path}.\n{NEEDS_KEY}"
+    return f"{message}\n{hint}" if hint else message
+
+
+def replay_missing_message(path: Path, hint: str = "") -> str:
+    """A miss in replay mode: in CI, ``VCR_RECORD=1`` lets the run record; when
+    ``VCR_MODE=replay`` itself is set, it would not (``VCR_MODE`` wins), so say that."""
+    if os.environ.get("VCR_MODE", "").strip().lower() == "replay":
+        message = (
+            f"Fixture missing: {path}. VCR_MODE=replay never records: run the tests with "
+            "VCR_MODE=auto and an API key, then commit the result."
+        )
+        return f"{message}\n{hint}" if hint else message
+    return missing_message(path, hint)
+
+
 def read_document(path: Path) -> Document | None:
     """The fixture at ``path``, or None if there is none. Never returns a torn file."""
     try:
@@ -335,7 +360,8 @@ def _lookup(path: Path, settings: Settings, request: Any) -> Document | None:
         return None
     doc = read_document(path)
     if doc is None and settings.mode is Mode.REPLAY:
-        raise FixtureMissingError(missing_message(path, near_miss_hint(path, request)), path)
+        hint = near_miss_hint(path, request)
+        raise FixtureMissingError(replay_missing_message(path, hint), path)
     return doc
 
 
