@@ -25,6 +25,7 @@ KNOWN_FORMATS: Final = frozenset({1})
 KINDS: Final = ("http", "message", "stream", "token_count", "generic")
 _HTTP_BODIES: Final = ("body", "events", "text", "base64")
 _TRANSIENT: Final = frozenset({408, 409, 429})
+_MAX_TOKENS: Final = 10**12
 _HTTP_NAME: Final = re.compile(r"[a-z0-9-]+-[0-9a-f]{12}\.json")
 _SDK_TAG: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|anthropic(\.[A-Za-z_][A-Za-z0-9_]*)+")
 
@@ -104,8 +105,11 @@ def _check_token_counts(usage: Mapping[str, Any], where: str, found: list[str]) 
     for key, value in usage.items():
         if isinstance(value, dict):
             _check_token_counts(value, f"{where}.{key}", found)
-        elif key.endswith("_tokens") and value is not None and not _is_int(value):
-            found.append(f"{where}.{key}: {_type_name(value)}, not a token count")
+        elif key.endswith("_tokens") and value is not None:
+            if not _is_int(value):
+                found.append(f"{where}.{key}: {_type_name(value)}, not a token count")
+            elif not 0 <= value <= _MAX_TOKENS:  # cost is a float: 10**400 would overflow
+                found.append(f"{where}.{key}: {value} is not a token count")
 
 
 # -- http ---------------------------------------------------------------------------
