@@ -53,13 +53,13 @@ def main(folder: str, keys: int, threads: int) -> None:
         while not stop.is_set():
             key = random.randrange(keys)
             with fixture({"key": key}, "crash", mode="record", fixtures_dir=folder) as f:
-                f.play(lambda: answer(key, writer))
+                f.play(lambda key=key: answer(key, writer))
             say(f"done {key}")
 
     workers = [threading.Thread(target=record, args=(i,)) for i in range(threads)]
+    say(READY)  # before any "done" line
     for worker in workers:
         worker.start()
-    say(READY)
     sys.stdin.read()  # the parent closes stdin: stop after the current recordings
     stop.set()
     for worker in workers:
