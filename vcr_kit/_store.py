@@ -311,6 +311,11 @@ def lock_for(path: Path) -> FileLock:
     return FileLock(str(folder / (path.name + ".lock")), thread_local=False)
 
 
+def _lock_error(path: Path, exc: OSError) -> FixtureWriteError:
+    error = _write_error(path, exc)
+    return FixtureWriteError(f"{error.message} The API was not called.", path)
+
+
 def _timeout_error(path: Path, timeout: float) -> LockTimeoutError:
     return LockTimeoutError(
         f"Timed out after {timeout:g} s waiting for the lock of {display_path(path)}: another "
@@ -481,6 +486,8 @@ def fetch(
         lock.acquire(timeout=settings.lock_timeout)
     except Timeout:
         raise _timeout_error(path, settings.lock_timeout) from None
+    except OSError as exc:  # a read-only file system, a full one
+        raise _lock_error(path, exc) from None
     try:
         if settings.mode is Mode.AUTO:
             doc = read_document(path)
@@ -516,10 +523,12 @@ async def afetch(
         try:
             lock.acquire(timeout=0)
             break
-        except Timeout:
+        except Timeout:  # an OSError too: caught first
             if time.monotonic() >= deadline:
                 raise _timeout_error(path, settings.lock_timeout) from None
-            await anyio.sleep(_ASYNC_LOCK_POLL)
+        except OSError as exc:  # a read-only file system, a full one
+            raise _lock_error(path, exc) from None
+        await anyio.sleep(_ASYNC_LOCK_POLL)
     try:
         if settings.mode is Mode.AUTO:
             doc = read_document(path)
