@@ -26,6 +26,8 @@ KINDS: Final = ("http", "message", "stream", "token_count", "generic")
 _HTTP_BODIES: Final = ("body", "events", "text", "base64")
 _TRANSIENT: Final = frozenset({408, 409, 429})
 _MAX_TOKENS: Final = 10**12
+_MAX_MODEL_ID: Final = 256
+_EVENT_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
 _HTTP_NAME: Final = re.compile(r"[a-z0-9-]+-[0-9a-f]{12}\.json")
 _SDK_TAG: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|anthropic(\.[A-Za-z_][A-Za-z0-9_]*)+")
 
@@ -93,6 +95,8 @@ def _check_usage(usage: Any, found: list[str]) -> None:
             found.append(f"{where}: {_type_name(entry)}, not an object")
         elif not isinstance(entry.get("model"), str):
             found.append(f"{where}.model: missing or not a string")
+        elif len(entry["model"]) > _MAX_MODEL_ID:  # no model id is this long: a damaged file
+            found.append(f"{where}.model: {len(entry['model'])} characters, not a model id")
         elif not isinstance(entry.get("usage"), dict):
             found.append(f"{where}.usage: missing or not an object")
         else:
@@ -193,6 +197,8 @@ def _check_events(events: Any, found: list[str]) -> None:
             found.append(f"response.events[{i}]: event, id and retry must be strings")
         elif "event" not in event:  # the SDK silently drops an event without a name
             found.append(f"response.events[{i}].event: missing")
+        elif not _EVENT_NAME.fullmatch(event["event"]):  # ...and one it does not know
+            found.append(f"response.events[{i}].event: not an SSE event name")
         elif "data" in event and not isinstance(event["data"], dict):
             found.append(f"response.events[{i}].data: {_type_name(event['data'])}, not an object")
         elif "data_text" in event and not isinstance(event["data_text"], str):
