@@ -73,7 +73,8 @@ class RealFolderTest(unittest.TestCase):
                 "needed (none)",
                 f'{sse}: response.events: an SSE answer to a request without "stream": true '
                 "(the SDK would parse it as JSON)",
-                f"{negative}: vcr_kit_format: -1 is not a format this vcr_kit reads (1)",
+                f"{negative}: Fixture {negative} has format -1, which no vcr_kit writes "
+                "(this one reads 1 to 1). Delete it, or re-record it with VCR_MODE=record.",
                 f"{temp}: temp file of a writer that is gone (10 bytes)",
                 "vcr_kit: 10 fixtures checked, 8 problems",
             ],

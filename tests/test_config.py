@@ -104,7 +104,9 @@ class ModeTest(unittest.TestCase):
         with self.assertRaises(ConfigError) as caught:
             load_settings(fixtures_dir=self.folder)
         self.assertEqual(
-            str(caught.exception), "VCR_LOCK_TIMEOUT='soon' is not a number of seconds."
+            str(caught.exception),
+            "VCR_LOCK_TIMEOUT='soon' is not a number of seconds "
+            "(0 or more; 0 means do not wait for another process's recording).",
         )
 
 

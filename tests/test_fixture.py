@@ -509,10 +509,12 @@ class WriteErrorTest(FixtureTestCase):
         self.assertEqual(
             results[0],
             {
+                # Checked before the call: an answer that cannot be kept is not paid for.
                 "error": f"Cannot write fixture {with_locks / name}: Permission denied "
-                f"({with_locks}). Make the folder writable or set VCR_FIXTURES_DIR.",
+                f"({with_locks}). Make the folder writable or set VCR_FIXTURES_DIR. "
+                "The API was not called.",
                 "path": str(with_locks / name),
-                "calls": 1,
+                "calls": 0,
             },
         )
         self.assertEqual(

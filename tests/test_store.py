@@ -187,10 +187,17 @@ class ReadTest(StoreTestCase):
             str(caught.exception), f"Fixture {self.path} is a folder, not a file. Remove it."
         )
 
-    def test_parse_document_accepts_older_and_current_formats(self) -> None:
-        for version in (0, 1):
-            doc = {FORMAT_KEY: version, "kind": "generic"}
-            self.assertEqual(parse_document(json.dumps(doc).encode(), self.path), doc)
+    def test_parse_document_reads_only_known_formats(self) -> None:
+        doc = {FORMAT_KEY: 1, "kind": "generic"}
+        self.assertEqual(parse_document(json.dumps(doc).encode(), self.path), doc)
+        for version in (0, -1):  # no vcr_kit ever wrote them (the first format is 1)
+            with self.subTest(version=version):
+                data = json.dumps({FORMAT_KEY: version, "kind": "generic"}).encode()
+                self.assertEqual(
+                    str(self.corrupt(data)),
+                    f"Fixture {display_path(self.path)} has format {version}, which no "
+                    f"vcr_kit writes (this one reads 1 to 1). {ADVICE}",
+                )
 
 
 class PathsAndMessagesTest(StoreTestCase):

@@ -291,7 +291,7 @@ class MissTest(ServerTestCase):
             client.messages.create(
                 model=MODEL, max_tokens=16, messages=[{"role": "user", "content": "No key"}]
             )
-        self.assertEqual(str(caught.exception), MISSING_LINE.format(path) + NEEDS_KEY)
+        self.assertEqual(str(caught.exception), f"Fixture missing: {path}." + NEEDS_KEY)
         self.assertEqual(self.server.log, [])
 
     def test_replay_of_a_recorded_fixture_needs_no_key(self) -> None:
@@ -340,7 +340,8 @@ class CorruptFixtureTest(ServerTestCase):
         error = self.replay("Half")
         self.assertEqual(
             str(error),
-            f"Fixture {path} cannot be replayed: KeyError: 'status'. "
+            f"Fixture {path} cannot be replayed: response.status: None is not an HTTP status "
+            "(100-599) (and 1 more: `vcr_kit check` lists them). "
             "Delete it, or re-record it with VCR_MODE=record.",
         )
 
@@ -380,7 +381,7 @@ class AsyncMissTest(unittest.IsolatedAsyncioTestCase):
                     max_tokens=16,
                     messages=[{"role": "user", "content": "No key, async"}],
                 )
-        self.assertEqual(str(caught.exception), MISSING_LINE.format(path) + NEEDS_KEY)
+        self.assertEqual(str(caught.exception), f"Fixture missing: {path}." + NEEDS_KEY)
         self.assertEqual(self.server.log, [])
 
 

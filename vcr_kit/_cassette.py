@@ -9,6 +9,7 @@ locking, journal, cost) is here, once.
 from __future__ import annotations
 
 import inspect
+import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from types import TracebackType
@@ -125,7 +126,12 @@ class Recording:
     def _replay_or_record(self, fn: Callable[[], Any]) -> Any:
         try:
             outcome = fetch(
-                self.path, self.settings, lambda: self._capture(fn), self._secrets, self._request
+                self.path,
+                self.settings,
+                lambda: self._capture(fn),
+                self._secrets,
+                self._request,
+                kind=self.kind,
             )
         except FixtureMissingError:
             _journal.note(_journal.Event.MISSING, self.path)
@@ -142,7 +148,9 @@ class Recording:
             return self._document(result)
 
         try:
-            outcome = await afetch(self.path, self.settings, record, self._secrets, self._request)
+            outcome = await afetch(
+                self.path, self.settings, record, self._secrets, self._request, kind=self.kind
+            )
         except FixtureMissingError:
             _journal.note(_journal.Event.MISSING, self.path)
             raise
@@ -198,7 +206,11 @@ class Recording:
         _journal.note(event, self.path, cost)
         try:
             return self.decode(hydrate_json(outcome.doc["response"]))
-        except (KeyError, TypeError, ValueError) as exc:  # not the API errors it replays
+        except Exception as exc:
+            if _is_api_error(exc):  # a recorded API error, replayed as itself
+                raise
+            # Whatever else breaks while decoding is the file's fault: the caller gets
+            # an error that names it, never an AttributeError from deep inside the SDK.
             raise unreadable(self.path, f"{type(exc).__name__}: {exc}") from exc
 
     def _secrets(self) -> list[tuple[str, str]]:
@@ -231,6 +243,11 @@ class Recording:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {display_path(self.path)}>"
+
+
+def _is_api_error(exc: Exception) -> bool:
+    anthropic = sys.modules.get("anthropic")  # decode imports the SDK for what it replays
+    return anthropic is not None and isinstance(exc, anthropic.APIError)
 
 
 async def _maybe_await(value: Any) -> Any:

@@ -7,6 +7,7 @@ because tests change it between cases and a cassette must see the change.
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 from collections.abc import Iterator
@@ -35,6 +36,7 @@ class Mode(str, Enum):
 
 
 _FALSE_WORDS: Final = frozenset({"", "0", "false", "no", "off"})
+_TRUE_WORDS: Final = frozenset({"1", "true", "yes", "on"})
 _PROJECT_MARKERS: Final = ("setup.cfg", "pyproject.toml", "setup.py", "tox.ini", ".git")
 DEFAULT_LOCK_TIMEOUT: Final = 600.0
 
@@ -54,6 +56,43 @@ _test_defaults: list[tuple[str | Mode | None, str | None, Path | None]] = []
 def truthy(value: str | None) -> bool:
     """``CI=true``, ``CI=1`` and ``CI=yes`` are on; unset, empty, ``0`` and ``false`` are off."""
     return value is not None and value.strip().lower() not in _FALSE_WORDS
+
+
+def flag(name: str, default: bool = False) -> bool:
+    """A yes/no variable of vcr_kit's own (``VCR_RECORD``, ``FORCE_VCR``, ``VCR_REPORT``).
+
+    Stricter than ``truthy``: ``VCR_RECORD=maybe`` or a typo must not silently mean
+    "on" (or "off"). ``CI`` stays lenient: CI systems set it to their own words.
+    """
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    word = value.strip().lower()
+    if word in _TRUE_WORDS:
+        return True
+    if word in _FALSE_WORDS:
+        return False
+    raise ConfigError(
+        f"{name}={value!r} is not a yes/no value; use 1 or 0 (or true/false, yes/no, on/off)."
+    )
+
+
+def lock_timeout_from(text: str | None) -> float:
+    """``VCR_LOCK_TIMEOUT``: seconds to wait for another process's recording, 0 for not at
+    all. The same number means the same wait for sync and async callers; a negative
+    number (filelock would wait forever), ``nan`` or ``inf`` is refused."""
+    if not text or not text.strip():
+        return DEFAULT_LOCK_TIMEOUT
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds < 0:
+        raise ConfigError(
+            f"VCR_LOCK_TIMEOUT={text!r} is not a number of seconds "
+            "(0 or more; 0 means do not wait for another process's recording)."
+        )
+    return seconds
 
 
 def load_dotenv_once(project: Path | None = None) -> None:
@@ -125,7 +164,8 @@ def load_settings(
         test_mode, test_dir, test_root = _test_defaults[-1]
         mode = test_mode if mode is None else mode
         fixtures_dir = test_dir if fixtures_dir is None else fixtures_dir
-    ci_locked = truthy(env.get("CI")) and not truthy(env.get("VCR_RECORD"))
+    record_allowed = flag("VCR_RECORD")  # read even outside CI: a typo fails everywhere
+    ci_locked = truthy(env.get("CI")) and not record_allowed
     env_mode = env.get("VCR_MODE")
     if env_mode:
         resolved = parse_mode(env_mode, "VCR_MODE")
@@ -147,20 +187,14 @@ def load_settings(
     else:
         root = base / "fixtures"
 
-    timeout_text = env.get("VCR_LOCK_TIMEOUT")
-    try:
-        lock_timeout = float(timeout_text) if timeout_text else DEFAULT_LOCK_TIMEOUT
-    except ValueError:
-        raise ConfigError(
-            f"VCR_LOCK_TIMEOUT={timeout_text!r} is not a number of seconds."
-        ) from None
+    lock_timeout = lock_timeout_from(env.get("VCR_LOCK_TIMEOUT"))
     return Settings(
         mode=resolved,
         fixtures_dir=root,
-        forced=bool(env_mode) or truthy(env.get("FORCE_VCR")),
+        forced=bool(env_mode) or flag("FORCE_VCR"),
         ci_locked=ci_locked,
         lock_timeout=lock_timeout,
-        report=truthy(env.get("VCR_REPORT", "1")),
+        report=flag("VCR_REPORT", default=True),
     )
 
 
@@ -170,7 +204,7 @@ def is_active(settings: Settings | None = None) -> bool:
         return True
     if settings is None:
         load_dotenv_once()
-        return bool(os.environ.get("VCR_MODE")) or truthy(os.environ.get("FORCE_VCR"))
+        return bool(os.environ.get("VCR_MODE")) or flag("FORCE_VCR")
     return settings.forced
 
 

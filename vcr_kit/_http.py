@@ -30,9 +30,17 @@ from ._ids import give_ids_text, live_ids_in, quoted_tokens, stabilizer
 from ._keys import http_name
 from ._sdk import RECORDED_REQUEST_ID, fresh_request_id, is_transient
 from ._sdkpatch import REPLAY_API_KEY, deliver
-from ._store import Document, Outcome, afetch, fetch, unreadable
+from ._store import (
+    Document,
+    Outcome,
+    afetch,
+    fetch,
+    keyless_missing_message,
+    near_miss_hint,
+    unreadable,
+)
 from .dehydrate import dehydrate_json, hydrate_json, json_text_may_change, placeholders
-from .errors import FixtureMissingError, VCRError
+from .errors import ConfigError, FixtureCorruptError, FixtureMissingError, VCRError
 
 if TYPE_CHECKING:  # at run time a request may be httpx2's or httpx's (anthropic 0.x): same API
     import httpx2
@@ -355,16 +363,20 @@ class HttpRecorder:
             "usage": _usage(stored),
         }
 
-    def _check_can_record(self, path: Path, request: httpx2.Request) -> None:
-        if not self.can_record or _uses_stand_in_key(request):
-            from ._store import missing_message
-
-            raise FixtureMissingError(
-                missing_message(path)
-                + "\nRecording it needs an API key: set ANTHROPIC_API_KEY (in the environment "
-                "or in .env) and run again.",
+    def _check_can_record(self, path: Path, request: httpx2.Request, stored: Any) -> None:
+        if self.can_record and not _uses_stand_in_key(request):
+            return
+        if self.settings.mode is Mode.RECORD and path.is_file():
+            # Not "missing": the file is there, record mode just never replays it.
+            raise ConfigError(
+                f"Recording {path} needs an API key: mode record calls the API for every "
+                "request, even one already recorded. Set ANTHROPIC_API_KEY (in the "
+                "environment or in .env), or use mode auto (unset VCR_MODE=record) to "
+                "replay the recorded fixture.",
                 path,
             )
+        hint = near_miss_hint(path, stored)  # a local miss shows its diff, key or no key
+        raise FixtureMissingError(keyless_missing_message(path, hint), path)
 
     def _answer(
         self, outcome: Outcome | None, path: Path, request: httpx2.Request, ids: dict[str, str]
@@ -387,23 +399,31 @@ class HttpRecorder:
 
     def handle(self, request: httpx2.Request, live: LiveSend) -> httpx2.Response:
         """The answer to ``request``: replayed, or recorded by calling ``live``."""
+        upstream: list[BaseException] = []
         try:
-            return self._handle(request, live)
+            return self._handle(request, live, upstream)
         except VCRError as exc:
             raise deliver(exc) from None
+        except Exception as exc:
+            raise _own_fault(exc, upstream, request, self.settings) from exc
 
     async def ahandle(self, request: httpx2.Request, live: AsyncLiveSend) -> httpx2.Response:
+        upstream: list[BaseException] = []
         try:
-            return await self._ahandle(request, live)
+            return await self._ahandle(request, live, upstream)
         except VCRError as exc:
             raise deliver(exc) from None
+        except Exception as exc:
+            raise _own_fault(exc, upstream, request, self.settings) from exc
 
-    def _handle(self, request: httpx2.Request, live: LiveSend) -> httpx2.Response:
+    def _handle(
+        self, request: httpx2.Request, live: LiveSend, upstream: list[BaseException]
+    ) -> httpx2.Response:
         if to_local_proxy(request):  # the proxy of this process records it
-            with live_call():
+            with live_call(), _noted(upstream):
                 return live(request)
         if self.settings.mode is Mode.OFF:
-            with live_call():
+            with live_call(), _noted(upstream):
                 response = live(request)
             _note_live(request)
             return response
@@ -411,8 +431,8 @@ class HttpRecorder:
         ids: dict[str, str] = {}
 
         def record() -> Document:
-            self._check_can_record(path, request)
-            with live_call():
+            self._check_can_record(path, request, stored_request)
+            with live_call(), _noted(upstream):
                 response = live(with_live_ids(request))
                 try:
                     response.read()
@@ -421,7 +441,7 @@ class HttpRecorder:
             return self._document(response, path, stored_request, ids)
 
         try:
-            outcome = fetch(path, self.settings, record, secrets, stored_request)
+            outcome = fetch(path, self.settings, record, secrets, stored_request, kind="http")
         except _Declined as declined:
             _note_live(request, path)
             return _passthrough(declined.response, request)
@@ -430,12 +450,14 @@ class HttpRecorder:
             raise
         return self._answer(outcome, path, request, ids)
 
-    async def _ahandle(self, request: httpx2.Request, live: AsyncLiveSend) -> httpx2.Response:
+    async def _ahandle(
+        self, request: httpx2.Request, live: AsyncLiveSend, upstream: list[BaseException]
+    ) -> httpx2.Response:
         if to_local_proxy(request):  # the proxy of this process records it
-            with live_call():
+            with live_call(), _noted(upstream):
                 return await live(request)
         if self.settings.mode is Mode.OFF:
-            with live_call():
+            with live_call(), _noted(upstream):
                 response = await live(request)
             _note_live(request)
             return response
@@ -443,8 +465,8 @@ class HttpRecorder:
         ids: dict[str, str] = {}
 
         async def record() -> Document:
-            self._check_can_record(path, request)
-            with live_call():
+            self._check_can_record(path, request, stored_request)
+            with live_call(), _noted(upstream):
                 response = await live(with_live_ids(request))
                 try:
                     await response.aread()
@@ -453,7 +475,9 @@ class HttpRecorder:
             return self._document(response, path, stored_request, ids)
 
         try:
-            outcome = await afetch(path, self.settings, record, secrets, stored_request)
+            outcome = await afetch(
+                path, self.settings, record, secrets, stored_request, kind="http"
+            )
         except _Declined as declined:
             _note_live(request, path)
             return _passthrough(declined.response, request)
@@ -461,6 +485,44 @@ class HttpRecorder:
             _journal.note(_journal.Event.MISSING, path)
             raise
         return self._answer(outcome, path, request, ids)
+
+
+@contextmanager
+def _noted(upstream: list[BaseException]) -> Iterator[None]:
+    """Note what the upstream call raised: it is the SDK's to retry, as it is."""
+    try:
+        yield
+    except BaseException as exc:
+        upstream.append(exc)
+        raise
+
+
+def _own_fault(
+    exc: Exception, upstream: list[BaseException], request: httpx2.Request, settings: Settings
+) -> BaseException:
+    """What to raise for an exception inside vcr_kit's handling of ``request``.
+
+    The upstream's own errors (a refused connection, a time-out) go on unchanged: the SDK
+    retries them as it would without vcr_kit. Anything else (a fixture of a shape no
+    check foresaw, a file system that fails in a new way) would reach the SDK as an
+    ``Exception``, be retried with back-off and reported as "Connection error.", with
+    the API called again on each attempt: it becomes a ``FixtureCorruptError`` naming
+    the fixture, delivered as itself.
+    """
+    if any(exc is seen for seen in upstream):
+        return exc
+    try:
+        path: Path | None = settings.fixtures_dir / request_key(request)[0]
+    except Exception:  # the key itself failed: there is no file to name
+        path = None
+    where = "this request" if path is None else str(path)
+    error = FixtureCorruptError(
+        f"vcr_kit could not handle the fixture of {where}: {type(exc).__name__}: {exc}. "
+        "Run `python -m vcr_kit check` on the folder; delete the fixture or re-record it "
+        "with VCR_MODE=record.",
+        path,
+    )
+    return deliver(error)
 
 
 def _uses_stand_in_key(request: httpx2.Request) -> bool:

@@ -16,6 +16,9 @@ from ._store import display_path, read_document
 
 _MAX_CANDIDATES: Final = 500
 _MAX_DIFF_LINES: Final = 40
+#: A diff line longer than this is cut: a 2 MB prompt is one JSON line, and a miss
+#: message must stay readable (and small) in a terminal and a CI log.
+_MAX_LINE: Final = 200
 
 
 def _family(stem: str) -> str:
@@ -79,6 +82,12 @@ def _pretty(value: Any) -> list[str]:
     return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
 
 
+def _cut(line: str) -> str:
+    if len(line) <= _MAX_LINE:
+        return line
+    return f"{line[:_MAX_LINE]}... ({len(line) - _MAX_LINE} more characters)"
+
+
 def describe_near_miss(path: Path, request: Any) -> str:
     found = nearest_fixture(path, request)
     if found is None:
@@ -97,7 +106,7 @@ def describe_near_miss(path: Path, request: Any) -> str:
             )
         )
         if diff:
-            shown = diff[:_MAX_DIFF_LINES]
+            shown = [_cut(line) for line in diff[:_MAX_DIFF_LINES]]
             if len(diff) > len(shown):
                 shown.append(f"... ({len(diff) - len(shown)} more diff lines)")
             lines.append("What differs:")

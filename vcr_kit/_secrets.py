@@ -105,6 +105,29 @@ def scan_for_secrets(
         _refuse(path, *found)
 
 
+def scan_request(request: Any, path: Path, extra: Iterable[tuple[str, str]] = ()) -> None:
+    """Before the API is called: refuse a request whose own stored form holds a key.
+
+    Its fixture would be refused after the call anyway (the request is stored in it),
+    so the call would be paid for on every run and never kept.
+    """
+    import json
+
+    data = json.dumps(request, ensure_ascii=False).encode("utf-8")
+    found = find_secret(data, extra)
+    if found is None:
+        return
+    from ._store import display_path
+
+    what, where = found
+    raise SecretLeakError(
+        f"Refusing to record fixture {display_path(path)}: the request itself contains "
+        f"{what} ({where} of its stored form). The API was not called. Keep secrets out "
+        "of prompts and tool results, or add a dehydrate rule that replaces them.",
+        path,
+    )
+
+
 def _refuse(path: Path, what: str, where: str) -> None:
     from ._store import display_path
 

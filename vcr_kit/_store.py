@@ -11,6 +11,7 @@ writer leaves behind is one ``git add`` never stages and the next writer removes
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
@@ -24,8 +25,10 @@ from typing import Any, Final, NoReturn, TypeVar
 from filelock import FileLock, Timeout
 
 from ._config import Mode, Settings
+from ._rescue import rescue, rescue_folders
 from ._runrecord import note_changed
-from ._secrets import scan_for_secrets
+from ._secrets import scan_for_secrets, scan_request
+from ._validate import problems
 from .dehydrate import map_strings
 from .errors import (
     FixtureCorruptError,
@@ -67,6 +70,31 @@ def missing_message(path: Path, hint: str = "") -> str:
     return f"{message}\n{hint}" if hint else message
 
 
+NEEDS_KEY: Final = (
+    "Recording it needs an API key: set ANTHROPIC_API_KEY (in the environment or in .env) "
+    "and run again."
+)
+
+
+def keyless_missing_message(path: Path, hint: str = "") -> str:
+    """A miss where recording was allowed but no key was given: the advice is the key
+    (``VCR_RECORD=1`` is for CI, where it would change nothing here)."""
+    message = f"Fixture missing: {path}.\n{NEEDS_KEY}"
+    return f"{message}\n{hint}" if hint else message
+
+
+def replay_missing_message(path: Path, hint: str = "") -> str:
+    """A miss in replay mode: in CI, ``VCR_RECORD=1`` lets the run record; when
+    ``VCR_MODE=replay`` itself is set, it would not (``VCR_MODE`` wins), so say that."""
+    if os.environ.get("VCR_MODE", "").strip().lower() == "replay":
+        message = (
+            f"Fixture missing: {path}. VCR_MODE=replay never records: run the tests with "
+            "VCR_MODE=auto and an API key, then commit the result."
+        )
+        return f"{message}\n{hint}" if hint else message
+    return missing_message(path, hint)
+
+
 def read_document(path: Path) -> Document | None:
     """The fixture at ``path``, or None if there is none. Never returns a torn file."""
     try:
@@ -102,7 +130,7 @@ def parse_document(data: bytes, path: Path) -> Document:
     except (UnicodeDecodeError, json.JSONDecodeError):
         doc = None
     version = doc.get(FORMAT_KEY) if isinstance(doc, dict) else None
-    if isinstance(doc, dict) and type(version) is int and version <= FORMAT_VERSION:
+    if isinstance(doc, dict) and type(version) is int and 0 < version <= FORMAT_VERSION:
         return doc  # the replay path: one parse, nothing else
     _explain_corrupt(data, path)
 
@@ -130,9 +158,15 @@ def _explain_corrupt(data: bytes, path: Path) -> NoReturn:
         raise FixtureCorruptError(
             f"Fixture {where} is not a vcr_kit fixture (no {FORMAT_KEY!r} field). {advice}", path
         )
-    raise FixtureCorruptError(
-        f"Fixture {where} has format {doc[FORMAT_KEY]}, newer than this vcr_kit reads "
-        f"({FORMAT_VERSION}). Upgrade vcr_kit.",
+    if doc[FORMAT_KEY] > FORMAT_VERSION:
+        raise FixtureCorruptError(
+            f"Fixture {where} has format {doc[FORMAT_KEY]}, newer than this vcr_kit reads "
+            f"({FORMAT_VERSION}). Upgrade vcr_kit.",
+            path,
+        )
+    raise FixtureCorruptError(  # 0 or negative: no vcr_kit ever wrote it
+        f"Fixture {where} has format {doc[FORMAT_KEY]}, which no vcr_kit writes "
+        f"(this one reads 1 to {FORMAT_VERSION}). {advice}",
         path,
     )
 
@@ -171,11 +205,7 @@ def write_document(path: Path, doc: Document, secrets: Iterable[tuple[str, str]]
         scratch = private_folder(folder)
         fd, temp_name = tempfile.mkstemp(dir=scratch, prefix=f".{path.name}.", suffix=TEMP_SUFFIX)
     except OSError as exc:
-        raise FixtureWriteError(
-            f"Cannot write fixture {display_path(path)}: {exc.strerror or exc} "
-            f"({display_path(folder)}). Make the folder writable or set VCR_FIXTURES_DIR.",
-            path,
-        ) from None
+        raise _write_error(path, exc) from None
     try:
         with os.fdopen(fd, "wb") as handle:  # owns fd from here: closed whatever happens
             os.chmod(temp_name, 0o644)  # mkstemp makes 0600; a fixture is shared, committed data
@@ -186,15 +216,31 @@ def write_document(path: Path, doc: Document, secrets: Iterable[tuple[str, str]]
     except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(temp_name)
-        if isinstance(exc, PermissionError):  # .locks/ writable, the folder itself not
-            raise FixtureWriteError(
-                f"Cannot write fixture {display_path(path)}: {exc.strerror or exc} "
-                f"({display_path(folder)}). Make the folder writable or set VCR_FIXTURES_DIR.",
-                path,
-            ) from None
+        # Every OSError (a full disk, a read-only folder, a folder where the fixture
+        # should be, the folder removed meanwhile): under the SDK a raw OSError would be
+        # retried as a connection error, calling the API again for nothing.
+        if isinstance(exc, OSError):
+            raise _write_error(path, exc) from None
         raise
     _fsync_folder(folder)
     remove_stale_temps(folder)
+
+
+def _write_error(path: Path, exc: OSError) -> FixtureWriteError:
+    where, folder = display_path(path), display_path(path.parent)
+    if path.is_dir():
+        message = f"Cannot write fixture {where}: a folder is in its place. Remove it."
+    elif exc.errno == errno.ENOSPC:
+        message = (
+            f"Cannot write fixture {where}: no space left on the device ({folder}). "
+            "Free some space and run again."
+        )
+    else:
+        message = (
+            f"Cannot write fixture {where}: {exc.strerror or exc} ({folder}). "
+            "Make the folder writable or set VCR_FIXTURES_DIR."
+        )
+    return FixtureWriteError(message, path)
 
 
 def private_folder(folder: Path) -> Path:
@@ -265,6 +311,11 @@ def lock_for(path: Path) -> FileLock:
     return FileLock(str(folder / (path.name + ".lock")), thread_local=False)
 
 
+def _lock_error(path: Path, exc: OSError) -> FixtureWriteError:
+    error = _write_error(path, exc)
+    return FixtureWriteError(f"{error.message} The API was not called.", path)
+
+
 def _timeout_error(path: Path, timeout: float) -> LockTimeoutError:
     return LockTimeoutError(
         f"Timed out after {timeout:g} s waiting for the lock of {display_path(path)}: another "
@@ -272,6 +323,27 @@ def _timeout_error(path: Path, timeout: float) -> LockTimeoutError:
         f"{display_path(path.parent / LOCK_FOLDER)} entry if no process is recording.",
         path,
     )
+
+
+def served(path: Path, doc: Document, kind: str | None = None, request: Any = None) -> Outcome:
+    """``doc`` as a replay, once its shape fits its kind: a fixture that would replay
+    wrongly (a 200 with no body, SSE events under a request that asked for JSON) fails
+    here, naming the file and the field, before anything reaches the SDK.
+
+    An HTTP answer is checked against ``request``, the live request's stored form: it
+    is what the SDK will parse the answer for (a stream or not), whatever the file says.
+    """
+    if kind is not None and doc.get("kind") != kind:
+        raise unreadable(path, f"it holds a {doc.get('kind')!r} fixture, not {kind!r}")
+    if "response" not in doc:
+        raise unreadable(path, "it has no 'response'")
+    if request is not None and kind == "http":
+        doc = {**doc, "request": request}
+    found = problems(doc, path.name, replay=True)
+    if found:
+        more = f" (and {len(found) - 1} more: `vcr_kit check` lists them)" if found[1:] else ""
+        raise unreadable(path, found[0] + more)
+    return Outcome(doc, recorded=False)
 
 
 @dataclass(frozen=True)
@@ -293,8 +365,49 @@ def _lookup(path: Path, settings: Settings, request: Any) -> Document | None:
         return None
     doc = read_document(path)
     if doc is None and settings.mode is Mode.REPLAY:
-        raise FixtureMissingError(missing_message(path, near_miss_hint(path, request)), path)
+        hint = near_miss_hint(path, request)
+        raise FixtureMissingError(replay_missing_message(path, hint), path)
     return doc
+
+
+#: Below this much free space a recording is refused before the call: most answers
+#: are a few KB; a longer one that still does not fit is rescued (see ``_rescue``).
+MIN_FREE_BYTES: Final = 64 * 1024
+
+
+def check_writable(path: Path) -> None:
+    """Raise ``FixtureWriteError`` now if ``path`` could not be written after a paid call:
+    a folder in its place, a folder that refuses new files, a nearly full disk.
+    Called with the fixture's lock held (so ``.locks/`` exists)."""
+    folder = path.parent
+    probe: OSError | None = None
+    if path.is_dir():
+        probe = IsADirectoryError(errno.EISDIR, "Is a directory")
+    elif not os.access(folder, os.W_OK):  # EROFS or permissions: where os.replace lands
+        probe = PermissionError(errno.EACCES, "Permission denied")
+    else:
+        try:
+            fd, name = tempfile.mkstemp(dir=folder / LOCK_FOLDER, suffix=TEMP_SUFFIX)
+            os.close(fd)
+            os.unlink(name)
+            stats = os.statvfs(folder) if hasattr(os, "statvfs") else None
+            if stats is not None and stats.f_bavail * stats.f_frsize < MIN_FREE_BYTES:
+                probe = OSError(errno.ENOSPC, "No space left on device")
+        except OSError as exc:
+            probe = exc
+    if probe is not None:
+        error = _write_error(path, probe)
+        raise FixtureWriteError(f"{error.message} The API was not called.", path)
+
+
+def check_before_paying(
+    path: Path, request: Any, secrets: Iterable[tuple[str, str]]
+) -> None:
+    """Everything that would refuse the write, checked before the live call: a call
+    whose answer cannot be kept is not made (and paid for) at all."""
+    if request is not None:
+        scan_request(request, path, secrets)
+    check_writable(path)
 
 
 def _save(path: Path, doc: Document | None, secrets: Iterable[tuple[str, str]]) -> Outcome | None:
@@ -305,7 +418,10 @@ def _save(path: Path, doc: Document | None, secrets: Iterable[tuple[str, str]]) 
     if kept is not None:  # a re-record that changed nothing changes no byte
         return Outcome(kept, recorded=True)
     existed = path.exists()
-    write_document(path, doc, secrets)
+    try:
+        write_document(path, doc, secrets)
+    except FixtureWriteError as exc:  # after the paid call: keep the answer somewhere
+        raise _rescued(path, doc, exc) from None
     if existed:  # the summary lists the answers a re-record changed
         note_changed(path)
     return Outcome(doc, recorded=True)
@@ -327,6 +443,20 @@ def _same_answer_on_disk(path: Path, doc: Document) -> Document | None:
     return old if _mask_request_ids(old) == _mask_request_ids(doc) else None
 
 
+def _rescued(path: Path, doc: Document, exc: FixtureWriteError) -> FixtureWriteError:
+    kept = rescue(path.name, serialize_document(doc))
+    if kept is None:
+        where = " The answer could not be kept anywhere else either: " + ", ".join(
+            display_path(folder) for folder in rescue_folders()
+        ) + " refused it too."
+    else:
+        where = (
+            f" The answer was paid for: it is kept in {kept}; "
+            f"move it to {display_path(path)} once the folder can be written."
+        )
+    return FixtureWriteError(exc.message + where, path)
+
+
 def _mask_request_ids(value: Any) -> Any:
     # Also inside text: the SDK's error message quotes the body, request id included.
     return map_strings(value, lambda s: _REQUEST_ID.sub("req_", s) if "req_" in s else s)
@@ -338,6 +468,8 @@ def fetch(
     record: Recorder,
     secrets: Callable[[], Iterable[tuple[str, str]]] = tuple,
     request: Any = None,
+    *,
+    kind: str | None = None,
 ) -> Outcome | None:
     """Replay the fixture at ``path`` or record it, once across processes and threads.
 
@@ -348,18 +480,22 @@ def fetch(
     """
     doc = _lookup(path, settings, request)
     if doc is not None:
-        return Outcome(doc, recorded=False)
+        return served(path, doc, kind, request)
     lock = lock_for(path)
     try:
         lock.acquire(timeout=settings.lock_timeout)
     except Timeout:
         raise _timeout_error(path, settings.lock_timeout) from None
+    except OSError as exc:  # a read-only file system, a full one
+        raise _lock_error(path, exc) from None
     try:
         if settings.mode is Mode.AUTO:
             doc = read_document(path)
             if doc is not None:
-                return Outcome(doc, recorded=False)
-        return _save(path, record(), secrets())
+                return served(path, doc, kind, request)
+        known = list(secrets())
+        check_before_paying(path, request, known)
+        return _save(path, record(), known)
     finally:
         lock.release()
 
@@ -370,30 +506,37 @@ async def afetch(
     record: AsyncRecorder,
     secrets: Callable[[], Iterable[tuple[str, str]]] = tuple,
     request: Any = None,
+    *,
+    kind: str | None = None,
 ) -> Outcome | None:
     """``fetch`` for async callers: waits for the lock without blocking the event loop."""
     import anyio  # the SDK's own async layer: works under asyncio and trio alike
 
     doc = _lookup(path, settings, request)
     if doc is not None:
-        return Outcome(doc, recorded=False)
+        return served(path, doc, kind, request)
     lock = lock_for(path)
-    waited = 0.0
+    # A wall-clock deadline, as filelock's own wait for sync callers: summing the poll
+    # intervals would stretch the wait on a busy event loop, where sleeps overrun.
+    deadline = time.monotonic() + settings.lock_timeout
     while True:
         try:
             lock.acquire(timeout=0)
             break
-        except Timeout:
-            if waited >= settings.lock_timeout:
+        except Timeout:  # an OSError too: caught first
+            if time.monotonic() >= deadline:
                 raise _timeout_error(path, settings.lock_timeout) from None
-            await anyio.sleep(_ASYNC_LOCK_POLL)
-            waited += _ASYNC_LOCK_POLL
+        except OSError as exc:  # a read-only file system, a full one
+            raise _lock_error(path, exc) from None
+        await anyio.sleep(_ASYNC_LOCK_POLL)
     try:
         if settings.mode is Mode.AUTO:
             doc = read_document(path)
             if doc is not None:
-                return Outcome(doc, recorded=False)
-        return _save(path, await record(), secrets())
+                return served(path, doc, kind, request)
+        known = list(secrets())
+        check_before_paying(path, request, known)
+        return _save(path, await record(), known)
     finally:
         lock.release()
 

@@ -25,6 +25,9 @@ KNOWN_FORMATS: Final = frozenset({1})
 KINDS: Final = ("http", "message", "stream", "token_count", "generic")
 _HTTP_BODIES: Final = ("body", "events", "jsonl", "text", "base64")
 _TRANSIENT: Final = frozenset({408, 409, 429})
+_MAX_TOKENS: Final = 10**12
+_MAX_MODEL_ID: Final = 256
+_EVENT_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
 _HTTP_NAME: Final = re.compile(r"[a-z0-9-]+-[0-9a-f]{12}\.json")
 _SDK_TAG: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|anthropic(\.[A-Za-z_][A-Za-z0-9_]*)+")
 
@@ -39,8 +42,13 @@ def _type_name(value: Any) -> str:
     )
 
 
-def problems(doc: Mapping[str, Any], name: str) -> list[str]:
-    """Every reason why ``doc`` (the fixture file ``name``) would not replay faithfully."""
+def problems(doc: Mapping[str, Any], name: str, *, replay: bool = False) -> list[str]:
+    """Every reason why ``doc`` (the fixture file ``name``) would not replay faithfully.
+
+    ``replay``: only what replay itself reads (the response, its usage, the request's
+    ``stream`` flag), for the served path; the name and the stored request (``check``
+    and a miss's diff use them) are left to ``check``.
+    """
     found: list[str] = []
     version = doc.get(FORMAT_KEY)
     if not _is_int(version) or version not in KNOWN_FORMATS:
@@ -50,7 +58,7 @@ def problems(doc: Mapping[str, Any], name: str) -> list[str]:
     if kind not in KINDS:
         found.append(f"kind: {kind!r} is not one of {', '.join(KINDS)}")
         return found
-    if "request" not in doc:
+    if "request" not in doc and not replay:
         found.append("request: missing (it names the fixture and shows a miss's diff)")
     if "response" not in doc:
         found.append("response: missing")
@@ -58,19 +66,21 @@ def problems(doc: Mapping[str, Any], name: str) -> list[str]:
     _check_usage(doc.get("usage", []), found)
     request, response = doc.get("request"), doc["response"]
     if kind == "http":
-        _check_http(request, response, name, found)
+        _check_http(request, response, "" if replay else name, found)
     elif kind == "message":
         _check_tagged(response, "response", found)
         if name.endswith("-stream.json"):
             found.append("kind: a 'message' fixture under a stream name (*-stream.json)")
-        _check_messages(request, found)
+        if not replay:
+            _check_messages(request, found)
     elif kind == "stream":
         _check_stream(response, found)
         if not name.endswith("-stream.json"):
             found.append("kind: a 'stream' fixture under a name without '-stream'")
-        _check_messages(request, found)
+        if not replay:
+            _check_messages(request, found)
     elif kind == "token_count":
-        _check_token_count(request, response, name, found)
+        _check_token_count(request, response, "" if replay else name, found)
     # generic: any JSON value is a valid answer, and replay hands it back as it is.
     return found
 
@@ -85,8 +95,25 @@ def _check_usage(usage: Any, found: list[str]) -> None:
             found.append(f"{where}: {_type_name(entry)}, not an object")
         elif not isinstance(entry.get("model"), str):
             found.append(f"{where}.model: missing or not a string")
+        elif len(entry["model"]) > _MAX_MODEL_ID:  # no model id is this long: a damaged file
+            found.append(f"{where}.model: {len(entry['model'])} characters, not a model id")
         elif not isinstance(entry.get("usage"), dict):
             found.append(f"{where}.usage: missing or not an object")
+        else:
+            _check_token_counts(entry["usage"], f"{where}.usage", found)
+
+
+def _check_token_counts(usage: Mapping[str, Any], where: str, found: list[str]) -> None:
+    # Cost tracking adds these up on every replay: a string there would fail in the
+    # middle of the caller's test instead of naming the file.
+    for key, value in usage.items():
+        if isinstance(value, dict):
+            _check_token_counts(value, f"{where}.{key}", found)
+        elif key.endswith("_tokens") and value is not None:
+            if not _is_int(value):
+                found.append(f"{where}.{key}: {_type_name(value)}, not a token count")
+            elif not 0 <= value <= _MAX_TOKENS:  # cost is a float: 10**400 would overflow
+                found.append(f"{where}.{key}: {value} is not a token count")
 
 
 # -- http ---------------------------------------------------------------------------
@@ -98,9 +125,11 @@ def _asks_for_stream(request: Any) -> bool:
 
 
 def _check_http(request: Any, response: Any, name: str, found: list[str]) -> None:
-    if not _HTTP_NAME.fullmatch(name):
+    if name and not _HTTP_NAME.fullmatch(name):
         found.append("kind: an 'http' fixture must be named <method>-<path>-<12 hex>.json")
-    if not isinstance(request, dict):
+    if not name:  # replay: ``request`` is the live one, which was just keyed
+        pass
+    elif not isinstance(request, dict):
         found.append(f"request: {_type_name(request)}, not an object")
     else:
         if not isinstance(request.get("method"), str):
@@ -143,10 +172,20 @@ def _check_http(request: Any, response: Any, name: str, found: list[str]) -> Non
         found.append("response.events: missing: the request asked for a stream")
     if "body" in response and "json" not in content_type and content_type:
         found.append(f"response.headers.content-type: {content_type!r} for a JSON body")
+    _check_plain_bodies(response, status, found)
+
+
+def _check_plain_bodies(response: dict[str, Any], status: Any, found: list[str]) -> None:
+    """The non-stream answers: a JSON body, JSON Lines, text, bytes."""
     if "jsonl" in response:
         lines = response["jsonl"]
         if not isinstance(lines, list) or not all(isinstance(x, dict) for x in lines):
             found.append("response.jsonl: not a list of objects")
+    body = response.get("body", {})
+    # The API answers every endpoint with an object; an empty answer (204) is stored as
+    # null. A scalar or a list would be parsed by the SDK into a wrong, silent value.
+    if not isinstance(body, dict) and not (body is None and status != 200):
+        found.append(f"response.body: {_type_name(body)}, not an object")
     if "text" in response and not isinstance(response["text"], str):
         found.append(f"response.text: {_type_name(response['text'])}, not a string")
     if "base64" in response:
@@ -167,6 +206,14 @@ def _check_events(events: Any, found: list[str]) -> None:
             found.append(f"response.events[{i}]: no 'data'")
         elif any(not isinstance(event.get(k, ""), str) for k in ("event", "id", "retry")):
             found.append(f"response.events[{i}]: event, id and retry must be strings")
+        elif "event" not in event:  # the SDK silently drops an event without a name
+            found.append(f"response.events[{i}].event: missing")
+        elif not _EVENT_NAME.fullmatch(event["event"]):  # ...and one it does not know
+            found.append(f"response.events[{i}].event: not an SSE event name")
+        elif "data" in event and not isinstance(event["data"], dict):
+            found.append(f"response.events[{i}].data: {_type_name(event['data'])}, not an object")
+        elif "data_text" in event and not isinstance(event["data_text"], str):
+            found.append(f"response.events[{i}].data_text: not a string")
 
 
 # -- cassette kinds -------------------------------------------------------------------
@@ -188,8 +235,8 @@ def _check_tagged(value: Any, where: str, found: list[str]) -> None:
             tag = value["$sdk"]
             if not (isinstance(tag, str) and _SDK_TAG.fullmatch(tag)):
                 found.append(f"{where}.$sdk: {tag!r} is not an anthropic class name")
-            if "data" not in value:
-                found.append(f"{where}.data: missing")
+            if not isinstance(value.get("data"), dict):
+                found.append(f"{where}.data: missing or not an object")
         elif "$error" in value:
             _check_error(value["$error"], f"{where}.$error", found)
         else:
@@ -224,9 +271,9 @@ def _check_stream(response: Any, found: list[str]) -> None:
 
 
 def _check_token_count(request: Any, response: Any, name: str, found: list[str]) -> None:
-    if not name.startswith("token-count-"):
+    if name and not name.startswith("token-count-"):
         found.append("kind: a 'token_count' fixture must be named token-count-<12 hex>.json")
-    if not (isinstance(request, dict) and "messages" in request):
+    if name and not (isinstance(request, dict) and "messages" in request):
         found.append("request.messages: missing")
     if not (isinstance(response, dict) and ("$sdk" in response or "$error" in response)):
         found.append(f"response: {_type_name(response)}, not a token count or an API error")
