@@ -240,13 +240,7 @@ def live_ids_in(text: str) -> str:
     live one replaced by that live id."""
     if not _live_of_given or not any(prefix in text for prefix in _QUOTED_PREFIXES):
         return text
-
-    def replace(match: re.Match[str]) -> str:
-        found = match.group(0)
-        return _live_of_given.get(found, found)
-
-    with _lock:
-        return _QUOTED_ID.sub(replace, text)
+    return _map_quoted_ids(text, _live_of_given)
 
 
 def quoted_tokens(text: str) -> str:
@@ -261,10 +255,15 @@ def quoted_tokens(text: str) -> str:
             return text
     elif not any(prefix in text for prefix in _QUOTED_PREFIXES):
         return text
+    return _map_quoted_ids(text, _token_of_given)
+
+
+def _map_quoted_ids(text: str, mapping: dict[str, str]) -> str:
+    """Each id-shaped word of ``text`` that ``mapping`` knows, replaced by its value."""
 
     def replace(match: re.Match[str]) -> str:
         found = match.group(0)
-        return _token_of_given.get(found, found)
+        return mapping.get(found, found)
 
     with _lock:
         return _QUOTED_ID.sub(replace, text)
