@@ -4,10 +4,13 @@ Every row times vcr_kit and its floor in the same run, interleaved, median of
 several rounds, so a noisy machine moves both sides alike:
 
 - per call (history 0, 10, 50, 200 earlier turns): ``vcr_kit.client()`` replaying vs
-  the SDK parsing the same answer bytes from an in-memory ``MockTransport``;
+  the SDK parsing the same answer bytes from an in-memory ``MockTransport``, with vcrpy
+  and cassetter replaying the same calls in the same rounds where they are installed
+  (``benchmarks/others.py``; every cassette recorded against the loopback server);
 - stream: ``messages.stream()`` over a 200-event replayed stream vs the same SSE bytes
   from a ``MockTransport``;
-- suite: 200 generated tests whose code builds its own client (``benchmarks/suite.py``);
+- suite: 200 generated tests whose code builds its own client (``benchmarks/suite.py``),
+  with pytest-recording and cassetter beside vcr_kit in the pytest rounds;
 - start-up: ``python -c "import vcr_kit"`` vs ``python -c "pass"``;
 - recording: a recorded call against a transport that answers in 50 ms vs the same
   call without vcr_kit (lock, secret scan, atomic write and fsync included).
@@ -29,6 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 import anthropic
+import others
 import replay
 import suite
 
@@ -36,7 +40,7 @@ import vcr_kit
 from vcr_kit import _fastjson, _ids
 
 http: Any = replay.http
-Row = tuple[str, str, str, str, str, str]
+Row = tuple[str, str, str, str, str, str, str]
 
 
 def interleaved(runners: list[Callable[[], float]], rounds: int) -> list[float]:
@@ -49,11 +53,11 @@ def interleaved(runners: list[Callable[[], float]], rounds: int) -> list[float]:
     return [statistics.median(s) for s in samples]
 
 
-def per_call(turns: int, calls: int, rounds: int) -> tuple[float, float, int]:
+def per_call(turns: int, calls: int, rounds: int) -> tuple[dict[str, float], int]:
+    """label -> seconds per call ("floor", "vcr_kit", other tools), request size."""
     replay.HISTORY[:] = replay.history(turns)
     size = len(json.dumps([*replay.HISTORY, {"role": "user", "content": replay.prompt(0)}]))
-    base, vcr = replay.measure(20, calls, rounds)
-    return base, vcr, size
+    return others.per_call(turns, calls, rounds), size
 
 
 # -- streams --------------------------------------------------------------------------
@@ -191,38 +195,64 @@ def main(argv: list[str] | None = None) -> int:
     calls = 20 if args.quick else 200
     rows: list[Row] = []
 
-    def add(goal: str, what: str, floor: float, vcr: float, target: float, *, unit: str) -> None:
+    def add(goal: str, what: str, floor: float, value: float, target: float | None, *,
+            unit: str, tool: str = "vcr_kit") -> None:
         scale, fmt = (1e6, "{:.0f}us") if unit == "us" else (1e3, "{:.1f}ms")
-        ratio = vcr / floor
-        rows.append((goal, what, fmt.format(floor * scale), fmt.format(vcr * scale),
-                     f"{ratio:.2f}x (<= {target:.2f}x)", verdict(ratio, target)))
+        ratio = value / floor
+        if target is None:  # another tool: a comparison, no goal of ours
+            ratio_text, judged = f"{ratio:.2f}x", "-"
+        else:
+            ratio_text, judged = f"{ratio:.2f}x (<= {target:.2f}x)", verdict(ratio, target)
+        rows.append((goal, what, tool, fmt.format(floor * scale), fmt.format(value * scale),
+                     ratio_text, judged))
 
+    status = others.tools()
     print(
         f"anthropic {anthropic.__version__}, Python {sys.version.split()[0]}, "
-        f"orjson fast path: {'on' if _fastjson.available() else 'off'}",
+        f"orjson fast path: {'on' if _fastjson.available() else 'off'}; "
+        + ", ".join(
+            others.label(tool) if why is None else f"{tool}: not measured"
+            for tool, why in status.items()
+        ),
         flush=True,
     )
     slopes = []
     for turns, target in ((0, 1.10), (10, 1.25), (50, 1.25), (200, 1.25)):
-        base, vcr, size = per_call(turns, max(calls // (1 + turns // 50), 10), rounds)
-        add("2 per call", f"{turns} turns ({size // 1024} KB)", base, vcr, target, unit="us")
-        slopes.append((size, vcr - base))
+        by_label, size = per_call(turns, max(calls // (1 + turns // 50), 10), rounds)
+        what = f"{turns} turns ({size // 1024} KB)"
+        add("2 per call", what, by_label["floor"], by_label["vcr_kit"], target, unit="us")
+        for tool in status:
+            if tool in by_label:
+                add("2 per call", what, by_label["floor"], by_label[tool], None, unit="us",
+                    tool=others.label(tool))
+        slopes.append((size, by_label["vcr_kit"] - by_label["floor"]))
     (small, extra0), (large, extra1) = slopes[0], slopes[-1]
     per_kb = (extra1 - extra0) / ((large - small) / 1024) * 1e6
     stream_base, stream_vcr = stream_ratio(200, max(calls // 4, 5), rounds)
     add("3 stream", "200 events, messages.stream()", stream_base, stream_vcr, 1.15, unit="us")
     suite_results = suite.run(args.tests, 3 if args.quick else 5, ["unittest", "pytest", "async"])
     for runner, by_label in suite_results.items():
-        add("1 suite", f"{args.tests} tests, {runner}", by_label["floor"], by_label["vcr_kit"],
-            1.3, unit="ms")
+        what = f"{args.tests} tests, {runner}"
+        add("1 suite", what, by_label["floor"], by_label["vcr_kit"], 1.3, unit="ms")
+        for name in suite.OTHERS:
+            if name in by_label:
+                tool = others.label(name) + (
+                    f" + {others.label('vcrpy')}" if name == "pytest-recording" else ""
+                )
+                add("1 suite", what, by_label["floor"], by_label[name], None, unit="ms",
+                    tool=tool)
+    for tool, why in status.items():
+        if why is not None:
+            rows.append(("1, 2", "-", tool, "-", "-", "-", f"not measured: {why}"))
     base, vcr = startup(rounds * 2)
-    rows.append(("4 start-up", "import vcr_kit", f"{base * 1e3:.1f}ms", f"{vcr * 1e3:.1f}ms",
+    rows.append(("4 start-up", "import vcr_kit", "vcr_kit", f"{base * 1e3:.1f}ms",
+                 f"{vcr * 1e3:.1f}ms",
                  f"+{(vcr - base) * 1e3:.1f}ms (<= +60ms)",
                  "met" if vcr - base <= 0.06 else "missed"))
     base, vcr = recording(5 if args.quick else 20, rounds)
     add("5 recording", "50 ms answer, write + fsync", base, vcr, 1.05, unit="ms")
 
-    headers = ("goal", "case", "floor", "vcr_kit", "ratio (target)", "verdict")
+    headers = ("goal", "case", "tool", "floor", "tool's time", "ratio (target)", "verdict")
     widths = [max(len(str(r[i])) for r in [headers, *rows]) for i in range(len(headers))]
     line = " | ".join(f"{{:<{w}}}" for w in widths)
     print("| " + line.format(*headers) + " |")
@@ -231,8 +261,9 @@ def main(argv: list[str] | None = None) -> int:
         print("| " + line.format(*row) + " |")
     print(f"per-call extra cost growth: {per_kb:.2f} us per KB of request "
           f"(one pass over the bytes is about 0.5 us/KB here)")
-    print(suite.vcrpy_note())
-    print("cassetter: not installed, not measured")
+    if status["vcrpy"] is None and others.version("pytest-recording") is None:
+        print("pytest-recording: not installed, suite not measured under vcrpy "
+              "(`pip install -e .[bench]`)")
     return 0
 
 

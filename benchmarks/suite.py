@@ -8,7 +8,15 @@ several rounds:
 - floor: the same tests as plain ``unittest.TestCase`` / pytest functions, the SDK
   handed an in-memory ``MockTransport`` answering the same bytes (no vcr_kit);
 - vcr_kit: ``VCRTestCase`` (unittest) or ``@pytest.mark.vcr`` (pytest) replaying;
-- vcrpy / pytest-recording: not measured yet (see ``vcrpy_note``).
+- pytest-recording (vcrpy) and cassetter, where installed: the same pytest tests under
+  their own ``@pytest.mark.vcr``, the code under test building a plain
+  ``anthropic.Anthropic()`` (key and base URL from the environment); their cassettes are
+  recorded first against ``tests/loopback_server.py``, then replayed with the server shut
+  and ``--record-mode=none``.
+
+Every pytest command blocks the plugins it does not measure (``-p no:...``): vcr_kit,
+pytest-recording and cassetter each claim ``@pytest.mark.vcr``, and the last two both
+add ``--record-mode``.
 
     python benchmarks/suite.py [--tests 200] [--rounds 5] [--runners unittest,pytest,async]
 """
@@ -16,7 +24,6 @@ several rounds:
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import statistics
@@ -167,6 +174,33 @@ def test_{i}():
     assert ask({i}).startswith("Answer {i}:")
 """
 
+#: pytest-recording and cassetter: the loopback server answers "Echo: <question>".
+PYTEST_OTHER = PYTEST_VCR
+PYTEST_TEST_OTHER = """
+@pytest.mark.vcr
+def test_{i}():
+    assert ask({i}).endswith("Question {i}")
+"""
+
+#: label -> (test file, the pytest plugin it needs)
+OTHERS = {"pytest-recording": ("test_p_vcrpy.py", "recording"),
+          "cassetter": ("test_p_cassetter.py", "cassetter")}
+PLUGINS = ("vcr_kit", "recording", "cassetter")
+
+
+def others() -> list[str]:
+    """The other tools measurable here (see ``others.tools``)."""
+    import others as tools_module
+
+    status = tools_module.tools()
+    found = []
+    if status["vcrpy"] is None and tools_module.version("pytest-recording"):
+        found.append("pytest-recording")
+    if status["cassetter"] is None:
+        found.append("cassetter")
+    return found
+
+
 def _write(folder: Path, name: str, head: str, one: str, count: int) -> None:
     tests = "".join(one.format(i=i) for i in range(count))
     (folder / name).write_text(textwrap.dedent(head).format(tests=tests), encoding="utf-8")
@@ -181,6 +215,34 @@ def make_project(folder: Path, count: int) -> None:
     _write(folder, "test_p_floor.py", PYTEST_FLOOR, PYTEST_TEST_FLOOR, count)
     _write(folder, "test_p_vcr.py", PYTEST_VCR, PYTEST_TEST_VCR, count)
     record_fixtures(folder, count)
+    for name in others():
+        _write(folder, OTHERS[name][0], PYTEST_OTHER, PYTEST_TEST_OTHER, count)
+    record_others(folder, others())
+
+
+def _pytest(keep: str | None) -> list[str]:
+    """pytest with every cassette plugin but ``keep`` blocked."""
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"]
+    for plugin in PLUGINS:
+        if plugin != keep:
+            argv += ["-p", f"no:{plugin}"]
+    return argv
+
+
+def record_others(folder: Path, names: list[str]) -> None:
+    """Record the other tools' cassettes against the loopback server, then shut it."""
+    if not names:
+        return
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from tests.loopback_server import LoopbackServer
+
+    with LoopbackServer() as server:
+        (folder / "base_url").write_text(server.url, encoding="utf-8")
+        for name in names:
+            test_file, plugin = OTHERS[name]
+            argv = [*_pytest(plugin), "--record-mode=once", test_file]
+            time_command(argv, folder, _other_env(folder))
 
 
 def record_fixtures(folder: Path, count: int) -> None:
@@ -213,26 +275,39 @@ def _env(folder: Path) -> dict[str, str]:
     return env
 
 
-def commands(runners: list[str]) -> dict[str, list[tuple[str, list[str]]]]:
-    """runner -> [(label, argv)], the floor first."""
-    py = sys.executable
-    unit = [py, "-m", "unittest", "-q"]
-    pyt = [py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"]
-    table = {
-        "unittest": [("floor", [*unit, "test_u_floor"]), ("vcr_kit", [*unit, "test_u_vcr"])],
-        "async": [("floor", [*unit, "test_a_floor"]), ("vcr_kit", [*unit, "test_a_vcr"])],
-        "pytest": [
-            ("floor", [*pyt, "-p", "no:vcr_kit", "test_p_floor.py"]),
-            ("vcr_kit", [*pyt, "test_p_vcr.py"]),
-        ],
+def _other_env(folder: Path) -> dict[str, str]:
+    return {"ANTHROPIC_API_KEY": "bench",
+            "ANTHROPIC_BASE_URL": (folder / "base_url").read_text(encoding="utf-8")}
+
+
+Command = tuple[str, list[str], bool]  # label, argv, whether it talks to the loopback URL
+
+
+def commands(runners: list[str]) -> dict[str, list[Command]]:
+    """runner -> [(label, argv, other)], the floor first."""
+    unit = [sys.executable, "-m", "unittest", "-q"]
+    pytest_rows: list[Command] = [
+        ("floor", [*_pytest(None), "test_p_floor.py"], False),
+        ("vcr_kit", [*_pytest("vcr_kit"), "test_p_vcr.py"], False),
+    ]
+    for name in others():
+        test_file, plugin = OTHERS[name]
+        pytest_rows.append((name, [*_pytest(plugin), "--record-mode=none", test_file], True))
+    table: dict[str, list[Command]] = {
+        "unittest": [("floor", [*unit, "test_u_floor"], False),
+                     ("vcr_kit", [*unit, "test_u_vcr"], False)],
+        "async": [("floor", [*unit, "test_a_floor"], False),
+                  ("vcr_kit", [*unit, "test_a_vcr"], False)],
+        "pytest": pytest_rows,
     }
     return {name: table[name] for name in runners}
 
 
-def time_command(argv: list[str], folder: Path) -> float:
+def time_command(argv: list[str], folder: Path, extra: dict[str, str] | None = None) -> float:
     start = time.perf_counter()
     done = subprocess.run(
-        argv, cwd=folder, env=_env(folder), capture_output=True, text=True, check=False
+        argv, cwd=folder, env={**_env(folder), **(extra or {})},
+        capture_output=True, text=True, check=False,
     )
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
@@ -247,24 +322,15 @@ def run(count: int, rounds: int, runners: list[str]) -> dict[str, dict[str, floa
         folder = Path(tmp)
         make_project(folder, count)
         for runner, argvs in commands(runners).items():
-            samples: dict[str, list[float]] = {label: [] for label, _ in argvs}
-            for _label, argv in argvs:  # warm-up: byte code, file cache
-                time_command(argv, folder)
+            samples: dict[str, list[float]] = {label: [] for label, _, _ in argvs}
+            extra = {label: _other_env(folder) if other else None for label, _, other in argvs}
+            for label, argv, _other in argvs:  # warm-up: byte code, file cache
+                time_command(argv, folder, extra[label])
             for _ in range(rounds):
-                for label, argv in argvs:
-                    samples[label].append(time_command(argv, folder))
+                for label, argv, _other in argvs:
+                    samples[label].append(time_command(argv, folder, extra[label]))
             results[runner] = {label: statistics.median(s) for label, s in samples.items()}
     return results
-
-
-def vcrpy_note() -> str:
-    """What the suite table says about vcrpy (not measured side by side yet)."""
-    if importlib.util.find_spec("vcr") is None:
-        return "vcrpy: not installed, not measured"
-    return (
-        "vcrpy: installed (it patches httpx and httpx2) but not yet measured side by side: "
-        "its cassettes need a recording run against a live server"
-    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -279,6 +345,9 @@ def main(argv: list[str] | None = None) -> int:
     for runner, by_label in results.items():
         floor, vcr = by_label["floor"], by_label["vcr_kit"]
         print(f"{runner:>9}  {floor:>7.2f}s  {vcr:>7.2f}s  {vcr / floor:.2f}x")
+        for name in OTHERS:
+            if name in by_label:
+                print(f"{'':>9}  {name}: {by_label[name]:.2f}s, {by_label[name] / floor:.2f}x")
     return 0
 
 
