@@ -108,20 +108,25 @@ def per_call(turns: int, calls: int, rounds: int) -> dict[str, float]:
         with LoopbackServer() as server:
             url = server.url
             plain = anthropic.Anthropic(api_key="bench", base_url=url, max_retries=0)
+            stack = contextlib.ExitStack()
+            stack.enter_context(plain)  # its sockets close with the server
             for i in range(COUNT):
                 raw = plain.messages.with_raw_response.create(
                     model=replay.MODEL, max_tokens=64,
                     messages=[*replay.HISTORY, {"role": "user", "content": replay.prompt(i)}],
                 )
                 bodies[replay.prompt(i)] = raw.http_response.content
-            recorder = vcr_kit.client(mode="record", fixtures_dir=f"{folder}/vcr_kit",
-                                      api_key="bench", base_url=url, max_retries=0)
+            recorder = stack.enter_context(vcr_kit.client(
+                mode="record", fixtures_dir=f"{folder}/vcr_kit", api_key="bench", base_url=url,
+                max_retries=0,
+            ))
             for i in range(COUNT):
                 replay.call(recorder, i)
             for tool in measured:
                 with cassette(tool, f"{folder}/{tool}.yaml", "once"):
                     for i in range(COUNT):
                         replay.call(plain, i)
+            stack.close()
         # The server is gone: everything below replays offline.
         _ids.forget()
         floor = anthropic.Anthropic(
