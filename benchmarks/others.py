@@ -62,10 +62,9 @@ def vcrpy_status() -> str | None:
 
 def cassetter_status() -> str | None:
     if version("cassetter") is None:
-        return (
-            "not installed here (`pip install cassetter`; kept out of the bench extra: its "
-            "pytest plugin and pytest-recording's both add --record-mode)"
-        )
+        # Kept out of the bench extra: its pytest plugin and pytest-recording's both add
+        # --record-mode. tox -e bench installs it.
+        return "not installed (`pip install cassetter`, or `tox -e bench`)"
     try:
         from cassetter.intercept import _registry
     except ImportError as error:  # pragma: no cover - a broken install
