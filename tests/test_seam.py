@@ -242,6 +242,31 @@ class NoSilentLiveCallsTest(SeamTestBase):
         )
 
 
+class OwnProxyTest(SeamTestBase):
+    def test_a_tests_own_proxy_is_reached_in_replay_mode(self) -> None:
+        # vcr_proxy points ANTHROPIC_BASE_URL at a proxy of this process: the guard must
+        # let in-process clients reach it (the proxy replays), not refuse them.
+        fixtures, url = self.fixtures, self.server.url
+        patch_env(self, ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=url, VCR_MODE="auto")
+        answers: list[str] = []
+
+        class ViaProxy(vcr_kit.VCRTestCase):
+            vcr_fixtures_dir = fixtures
+            vcr_proxy = True
+
+            def test_it(self) -> None:
+                self.assertNotEqual(os.environ["ANTHROPIC_BASE_URL"], url)
+                with anthropic.Anthropic(max_retries=0) as client:
+                    answers.append(ask(client, "through the proxy"))
+
+        for mode in ("auto", "replay"):
+            os.environ["VCR_MODE"] = mode
+            result = run_case(ViaProxy)
+            self.assertTrue(result.wasSuccessful(), problems(result))
+        self.assertEqual(answers, ["Echo: through the proxy"] * 2)
+        self.assertEqual(len(self.server.log), 1)
+
+
 class ErrorsReachTheCallerTest(SeamTestBase):
     def test_a_miss_is_raised_at_once_as_itself_with_retries_on(self) -> None:
         fixtures, url = self.fixtures, self.server.url

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 from . import _journal
 from ._config import Mode
 from ._hosts import HostSet
-from ._http import HttpRecorder, in_live_call, live_calls_in_flight
+from ._http import HttpRecorder, in_live_call, is_local_proxy, live_calls_in_flight
 from ._sdkpatch import deliver
 from .errors import FixtureMissingError
 
@@ -62,7 +62,10 @@ def install(current: Callable[[], Interception | None]) -> None:
         if session is not None and host and not in_live_call() and not live_calls_in_flight():
             name = host.decode("ascii", "replace") if isinstance(host, bytes) else str(host)
             number = _port_number(port)
-            if session.hosts().matches(name, number, "https" if number == 443 else "http"):
+            # A vcr_kit proxy of this process (a test's vcr_proxy) records what reaches it.
+            if not is_local_proxy(name, number) and session.hosts().matches(
+                name, number, "https" if number == 443 else "http"
+            ):
                 _refuse_or_note(session, name, port)
         return original(host, port, *args, **kwargs)
 

@@ -533,8 +533,13 @@ def _uses_stand_in_key(request: httpx2.Request) -> bool:
 def to_local_proxy(request: httpx2.Request) -> bool:
     """Whether ``request`` goes to a vcr_kit proxy of this process, which records it:
     recording it here too would count it twice and lock its fixture twice (a deadlock)."""
+    return is_local_proxy(request.url.host, request.url.port)
+
+
+def is_local_proxy(host: str, port: int | None) -> bool:
+    """Whether a vcr_kit proxy of this process listens at ``host:port``."""
     proxy = sys.modules.get("vcr_kit._proxy")  # not loaded: no proxy runs
-    return proxy is not None and bool(proxy.serves(request.url.host, request.url.port))
+    return proxy is not None and bool(proxy.serves(host, port))
 
 
 def _note_live(request: httpx2.Request, path: Path | None = None) -> None:
