@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -43,14 +42,7 @@ http: Any = replay.http
 Row = tuple[str, str, str, str, str, str, str]
 
 
-def interleaved(runners: list[Callable[[], float]], rounds: int) -> list[float]:
-    for run in runners:  # warm-up
-        run()
-    samples: list[list[float]] = [[] for _ in runners]
-    for _ in range(rounds):
-        for slot, run in zip(samples, runners, strict=True):
-            slot.append(run())
-    return [statistics.median(s) for s in samples]
+interleaved = others.interleaved
 
 
 def per_call(turns: int, calls: int, rounds: int) -> tuple[dict[str, float], int]:

@@ -41,6 +41,18 @@ COUNT = 20  # distinct questions in each cassette
 MATCH = ["method", "uri", "body"]
 
 
+def interleaved(runners: list[Callable[[], float]], rounds: int) -> list[float]:
+    """Each runner's median over ``rounds``, the runners taking turns (after a warm-up
+    run each), so a noisy machine slows every side alike."""
+    for run in runners:
+        run()
+    samples: list[list[float]] = [[] for _ in runners]
+    for _ in range(rounds):
+        for slot, run in zip(samples, runners, strict=True):
+            slot.append(run())
+    return [statistics.median(s) for s in samples]
+
+
 def version(dist: str) -> str | None:
     try:
         return importlib.metadata.version(dist)
@@ -155,11 +167,5 @@ def per_call(turns: int, calls: int, rounds: int) -> dict[str, float]:
             return run
 
         names = [*clients, *measured]
-        runners = [timed(name) for name in names]
-        for run in runners:  # warm-up
-            run()
-        samples: list[list[float]] = [[] for _ in runners]
-        for _ in range(rounds):
-            for slot, run in zip(samples, runners, strict=True):
-                slot.append(run())
-    return {name: statistics.median(s) for name, s in zip(names, samples, strict=True)}
+        medians = interleaved([timed(name) for name in names], rounds)
+    return dict(zip(names, medians, strict=True))
