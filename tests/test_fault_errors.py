@@ -24,26 +24,14 @@ from unittest import mock
 import anthropic
 
 import vcr_kit
-from tests.sdk_scenarios import MODEL, recording_key
-from tests.support import patch_env, start_server, temp_dir
+from tests.loopback_case import LoopbackTestCase, create
 from vcr_kit import _http
 
 #: Longer than any path through vcr_kit, shorter than the SDK's first retry back-off.
 AT_ONCE = 0.45
 
 
-def create(client: anthropic.Anthropic, text: str) -> Any:
-    return client.messages.create(
-        model=MODEL, max_tokens=16, messages=[{"role": "user", "content": text}]
-    )
-
-
-class ThreeClientsTestCase(unittest.TestCase):
-    def setUp(self) -> None:
-        patch_env(self, VCR_REPORT="0")
-        self.server = start_server(self)
-        self.fixtures = temp_dir(self) / "fixtures"
-        self.key = recording_key()
+class ThreeClientsTestCase(LoopbackTestCase):
 
     def record(self, text: str) -> Path:
         with vcr_kit.client(

@@ -8,13 +8,13 @@ import sys
 import textwrap
 import unittest
 from pathlib import Path
-from typing import Any
 
 import anthropic
 
 import vcr_kit
-from tests.sdk_scenarios import MODEL, recording_key
-from tests.support import environ_without_vcr, patch_env, run_captured, start_server, temp_dir
+from tests.loopback_case import LoopbackTestCase, create
+from tests.sdk_scenarios import MODEL
+from tests.support import environ_without_vcr, run_captured, temp_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 HUGE = 2_000_000  # characters of prompt: one JSON line of the diff
@@ -24,18 +24,7 @@ NEEDS_KEY = (
 )
 
 
-def create(client: anthropic.Anthropic, text: str) -> Any:
-    return client.messages.create(
-        model=MODEL, max_tokens=16, messages=[{"role": "user", "content": text}]
-    )
-
-
-class MissMessageTest(unittest.TestCase):
-    def setUp(self) -> None:
-        patch_env(self, VCR_REPORT="0")
-        self.server = start_server(self)
-        self.fixtures = temp_dir(self) / "fixtures"
-        self.key = recording_key()
+class MissMessageTest(LoopbackTestCase):
 
     def client(self, mode: str | None, key: str | None) -> anthropic.Anthropic:
         client = vcr_kit.client(

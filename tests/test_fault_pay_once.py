@@ -8,30 +8,17 @@ was called three times (the SDK retried the ``IsADirectoryError``).
 from __future__ import annotations
 
 import unittest
-from typing import Any
 
 import anthropic
 
 import vcr_kit
-from tests.sdk_scenarios import MODEL, recording_key
-from tests.support import patch_env, start_server, temp_dir
+from tests.loopback_case import LoopbackTestCase, create
 from vcr_kit import fixture
 
 KEY_SHAPED = "sk-ant-api03-" + "Q" * 40
 
 
-def create(client: anthropic.Anthropic, text: str) -> Any:
-    return client.messages.create(
-        model=MODEL, max_tokens=16, messages=[{"role": "user", "content": text}]
-    )
-
-
-class PayOnceTest(unittest.TestCase):
-    def setUp(self) -> None:
-        patch_env(self, VCR_REPORT="0")
-        self.server = start_server(self)
-        self.fixtures = temp_dir(self) / "fixtures"
-        self.key = recording_key()
+class PayOnceTest(LoopbackTestCase):
 
     def client(self, mode: str = "auto") -> anthropic.Anthropic:
         client = vcr_kit.client(
