@@ -530,6 +530,11 @@ def _uses_stand_in_key(request: httpx2.Request) -> bool:
     return any(value == REPLAY_API_KEY for _, value in credentials_in(request))
 
 
+def has_real_key(request: httpx2.Request) -> bool:
+    """The request carries a credential that is not vcr_kit's stand-in."""
+    return any(value != REPLAY_API_KEY for _, value in credentials_in(request))
+
+
 def to_local_proxy(request: httpx2.Request) -> bool:
     """Whether ``request`` goes to a vcr_kit proxy of this process, which records it:
     recording it here too would count it twice and lock its fixture twice (a deadlock)."""

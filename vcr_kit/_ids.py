@@ -33,6 +33,7 @@ from typing import Any, Final
 
 __all__ = [
     "ID_PREFIXES",
+    "TOOL_PREFIXES",
     "forget",
     "give_ids_text",
     "live_ids_in",
@@ -43,25 +44,25 @@ __all__ = [
 ]
 
 #: Prefixes of the answer ids that later requests quote (messages are told apart
-#: by their ``"type": "message"``, since ``msg_`` is also common in plain text).
+#: by their ``"type": "message"``, since ``msg_`` is also common in plain text), and
+#: of tool-use ids. Every pattern below is built from these two lists.
 ID_PREFIXES: Final = ("msgbatch", "file", "container", "cntr")
-_TOOL_ID = re.compile(r"(toolu|srvtoolu|mcptoolu)_[A-Za-z0-9_-]+")
+TOOL_PREFIXES: Final = ("toolu", "srvtoolu", "mcptoolu")
+_OTHERS = "|".join(ID_PREFIXES)
+_TOOLS = "|".join(TOOL_PREFIXES)
+_TOOL_ID = re.compile(rf"(?:{_TOOLS})_[A-Za-z0-9_-]+")
 # The API's ids are 20-odd characters after the prefix; a shorter "file_name" in an
 # answer's text is text, and is left alone.
-_OTHER_ID = re.compile(r"(?:msgbatch|file|container|cntr)_[A-Za-z0-9]{16,}")
-_OTHER_ID_IN_TEXT = re.compile(
-    r"(?<![A-Za-z0-9_])(?:msgbatch|file|container|cntr)_[A-Za-z0-9]{16,}"
-)
-_OTHER_PREFIXES: Final = ("msgbatch_", "file_", "container_", "cntr_")
+_OTHER_ID = re.compile(rf"(?:{_OTHERS})_[A-Za-z0-9]{{16,}}")
+_OTHER_ID_IN_TEXT = re.compile(rf"(?<![A-Za-z0-9_])(?:{_OTHERS})_[A-Za-z0-9]{{16,}}")
+_OTHER_PREFIXES: Final = tuple(f"{prefix}_" for prefix in ID_PREFIXES)
 _URL_STARTS: Final = ("https://", "http://", "/v1/")
 #: The ids as stored in a fixture, inside the quotes of serialized JSON.
-_STORED_ID = re.compile(
-    r'"(msg_vcr_\d+|(?:msgbatch|file|container|cntr|toolu|srvtoolu|mcptoolu)_vcr[0-9a-f]{21})"'
-)
-_TOOL_PREFIXES: Final = ("toolu_", "srvtoolu_", "mcptoolu_")
+_STORED_ID = re.compile(rf'"(msg_vcr_\d+|(?:{_OTHERS}|{_TOOLS})_vcr[0-9a-f]{{21}})"')
+_TOOL_PREFIXES: Final = tuple(f"{prefix}_" for prefix in TOOL_PREFIXES)
 #: An id a request may quote: a live one (recording) or one vcr_kit made up (replay).
-_QUOTED_ID = re.compile(r"(?:msg|msgbatch|file|container|cntr|toolu|srvtoolu|mcptoolu)_[\w-]+")
-_QUOTED_PREFIXES: Final = ("msg_", "msgbatch_", "file_", "container_", "cntr_", *_TOOL_PREFIXES)
+_QUOTED_ID = re.compile(rf"(?:msg|{_OTHERS}|{_TOOLS})_[\w-]+")
+_QUOTED_PREFIXES: Final = ("msg_", *_OTHER_PREFIXES, *_TOOL_PREFIXES)
 
 _lock = threading.Lock()
 #: id given to a caller (live or fresh) -> the token a later request's key uses.

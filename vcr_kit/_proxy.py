@@ -34,7 +34,7 @@ from typing import Any, Final
 
 from . import _journal
 from ._config import Mode
-from ._http import HttpRecorder, parse_sse, render_sse, request_key
+from ._http import HttpRecorder, has_real_key, parse_sse, render_sse, request_key
 from ._httplib import sdk_library
 from ._ids import replace_tool_ids, stable_tool_ids
 from .errors import VCRError
@@ -327,7 +327,8 @@ class _Exchange:
         ]
         #: Whether the live answer already went to the client (then nothing more is sent).
         self.forwarded = False
-        self.seed = ""
+        self.request: Any = None
+        self.recorder: HttpRecorder | None = None
 
     def run(self) -> None:
         lib = self.proxy.lib
@@ -339,11 +340,8 @@ class _Exchange:
             headers=self.headers,
             content=self.body,
         )
-        recorder = self.proxy.recorder
-        if not _has_real_key(request):
-            recorder = self.proxy.keyless_recorder
-        if recorder.settings.mode is not Mode.OFF:
-            self.seed = request_key(request)[0]
+        recorder = self.proxy.recorder if has_real_key(request) else self.proxy.keyless_recorder
+        self.request, self.recorder = request, recorder
         try:
             answer = recorder.handle(request, self.live)
         except VCRError as exc:  # a missing fixture above all: the client shows the message
@@ -377,6 +375,14 @@ class _Exchange:
         body = error_body(error_type, message)
         self.handler.send_whole(status, [("content-type", "application/json")], body)
 
+    def fixture_name(self) -> str:
+        """The name of the fixture being recorded, which seeds its stable tool ids;
+        "" when passing through (mode off: the answer is forwarded as it is). Derived
+        here, on a live call only: a replay never needs it."""
+        if self.recorder is None or self.recorder.settings.mode is Mode.OFF:
+            return ""
+        return request_key(self.request)[0]
+
     def live(self, request: Any) -> Any:
         """Send ``request`` upstream; forward the answer as it comes; return it whole."""
         lib = self.proxy.lib
@@ -399,7 +405,8 @@ class _Exchange:
             self.forwarded = True
             self.handler.send_head(response.status_code, kept, None)
             is_sse = response.headers.get("content-type", "").startswith("text/event-stream")
-            transform = _SseForwarder(self.seed) if is_sse else _BodyForwarder(self.seed)
+            seed = self.fixture_name()
+            transform = _SseForwarder(seed) if is_sse else _BodyForwarder(seed)
             buffered: list[bytes] = []
             for chunk in response.iter_bytes():
                 buffered.append(chunk)
@@ -412,16 +419,6 @@ class _Exchange:
         return lib.Response(
             response.status_code, headers=kept, content=b"".join(buffered), request=request
         )
-
-
-def _has_real_key(request: Any) -> bool:
-    from ._transport import REPLAY_API_KEY
-
-    for header in ("x-api-key", "authorization"):
-        value = request.headers.get(header, "").removeprefix("Bearer ").strip()
-        if value and value != REPLAY_API_KEY:
-            return True
-    return False
 
 
 class _SseForwarder:
