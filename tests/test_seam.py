@@ -303,7 +303,7 @@ class ErrorsReachTheCallerTest(SeamTestBase):
 class InstallTest(SeamTestBase):
     def test_the_seam_is_installed_only_while_a_test_runs(self) -> None:
         library = sdk_library()
-        before = (library.HTTPTransport.__dict__.get("handle_request"), os.environ.get("X"))
+        own = library.HTTPTransport.__dict__.get("handle_request")
         states: list[bool] = []
 
         class Probe(vcr_kit.VCRTestCase):
@@ -311,13 +311,13 @@ class InstallTest(SeamTestBase):
 
             def test_it(self) -> None:
                 states.append(_intercept.is_installed())
-                states.append(library.HTTPTransport.__dict__.get("handle_request") is not before[0])
+                states.append(library.HTTPTransport.__dict__.get("handle_request") is not own)
 
         result = run_case(Probe)
         self.assertTrue(result.wasSuccessful(), problems(result))
         self.assertEqual(states, [True, True])
         self.assertFalse(_intercept.is_installed())
-        self.assertIs(library.HTTPTransport.__dict__.get("handle_request"), before[0])
+        self.assertIs(library.HTTPTransport.__dict__.get("handle_request"), own)
 
 
 if __name__ == "__main__":
