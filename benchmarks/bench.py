@@ -36,7 +36,8 @@ import replay
 import suite
 
 import vcr_kit
-from vcr_kit import _fastjson, _ids
+from vcr_kit._core import canonical_json as _fastjson
+from vcr_kit._core import ids as _ids
 
 http: Any = replay.http
 Row = tuple[str, str, str, str, str, str, str]

@@ -22,10 +22,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from vcr_kit import _runrecord
 from vcr_kit._cli import main
-from vcr_kit._keys import http_name
-from vcr_kit._store import serialize_document
+from vcr_kit._core.keys import http_name
+from vcr_kit._ledger import runs as _runrecord
+from vcr_kit._store.files import serialize_document
 
 
 def seed_fixtures(folder: Path) -> list[dict[str, object]]:

@@ -28,7 +28,7 @@ import anthropic
 import replay
 
 import vcr_kit
-from vcr_kit import _ids
+from vcr_kit._core import ids as _ids
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:

@@ -24,8 +24,8 @@ from typing import Any
 import anthropic
 
 import vcr_kit
-from vcr_kit import _ids
-from vcr_kit._httplib import sdk_library
+from vcr_kit._core import ids as _ids
+from vcr_kit._core.httplib import sdk_library
 
 #: httpx2, or httpx under anthropic 0.x: whatever the installed SDK sends with.
 http: Any = sdk_library()

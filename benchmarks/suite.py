@@ -256,7 +256,7 @@ import sys
 sys.path.insert(0, {str(folder)!r})
 import anthropic, vcr_kit
 import app
-from vcr_kit._httplib import sdk_library
+from vcr_kit._core.httplib import sdk_library
 lib = sdk_library()
 options = app.mock_options(lib)
 live = options["http_client"]._transport

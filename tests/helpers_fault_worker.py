@@ -39,7 +39,7 @@ def answer(key: int, writer: str) -> dict[str, Any]:
 
 
 def main(folder: str, keys: int, threads: int) -> None:
-    fixture = vcr_kit_module("_cassette").fixture
+    fixture = vcr_kit_module("_engine.cassette").fixture
     stop = threading.Event()
     out = threading.Lock()
 

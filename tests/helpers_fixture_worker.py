@@ -69,7 +69,7 @@ def expected_document(seq: int) -> dict[str, Any]:
 
 
 def write_forever(path: Path) -> None:
-    write_document = vcr_kit_module("_store").write_document
+    write_document = vcr_kit_module("_store.files").write_document
     # A random start, so that successive workers do not repeat the same timings.
     seq = int.from_bytes(os.urandom(2), "big")
     print(READY, flush=True)
@@ -88,7 +88,7 @@ def process_worker(
     """Spawned by test_parallel: wait for every worker, then play the same fixture."""
     tag = f"process-{os.getpid()}"
     try:
-        fixture = vcr_kit_module("_cassette").fixture
+        fixture = vcr_kit_module("_engine.cassette").fixture
 
         def call_api() -> dict[str, Any]:
             fd = os.open(counter, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)

@@ -4,7 +4,7 @@ Every test must start from the same known environment, whatever the developer's
 shell or CI exports, so one list of variables and one way to clear them live here
 rather than a copy per module that drifts.
 
-Kept light on purpose: the standard library and ``vcr_kit._store`` only (which does
+Kept light on purpose: the standard library and ``vcr_kit._store.files`` only (which does
 not import the Anthropic SDK; ``start_server`` loads ``tests/loopback_server.py`` when
 called). Nothing here may import ``anthropic`` at module level, so that any test
 module, and any process it spawns, can import this one cheaply.
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from unittest import mock
 
-from vcr_kit._store import LOCK_FOLDER
+from vcr_kit._store.files import LOCK_FOLDER
 
 if TYPE_CHECKING:
     from tests.loopback_server import LoopbackServer

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from tests.cli_support import cli, record
 from tests.support import environ_without_vcr, patch_env, run_captured, start_server, temp_dir
-from vcr_kit._store import write_document
-from vcr_kit._validate import problems
+from vcr_kit._core.schema import problems
+from vcr_kit._store.files import write_document
 
 ROOT = Path(__file__).resolve().parent.parent
 OLD = time.time() - 3600

@@ -8,10 +8,10 @@ import unittest
 from pathlib import Path
 from typing import Any
 
-from vcr_kit import _ids
-from vcr_kit._http import request_key
-from vcr_kit._httplib import sdk_library
-from vcr_kit._keys import http_name
+from vcr_kit._core import ids as _ids
+from vcr_kit._core.httplib import sdk_library
+from vcr_kit._core.keys import http_name
+from vcr_kit._engine.recorder import request_key
 from vcr_kit.dehydrate import hydrate_json
 
 ROOT = Path(__file__).resolve().parent.parent

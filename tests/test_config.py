@@ -1,4 +1,4 @@
-"""``vcr_kit._config``: modes, precedence, CI, fixtures folder, activation, ``.env``."""
+"""``vcr_kit._core.config``: modes, precedence, CI, fixtures folder, activation, ``.env``."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from tests.support import environ_without_vcr, patch_env, temp_dir, working_dir
 from vcr_kit import ConfigError, Mode
-from vcr_kit._config import activated, is_active, load_settings, project_root
+from vcr_kit._core.config import activated, is_active, load_settings, project_root
 
 
 def mode_message(source: str, value: str) -> str:
@@ -208,7 +208,7 @@ class ActivationTest(unittest.TestCase):
 DOTENV_PROBE = textwrap.dedent(
     """
     import json, os
-    from vcr_kit._config import is_active, load_settings
+    from vcr_kit._core.config import is_active, load_settings
     settings = load_settings()
     print(json.dumps({
         "mode": settings.mode.value,

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 import vcr_kit
 from tests.loopback_server import LoopbackServer
 from tests.support import patch_env, temp_dir
-from vcr_kit import _cost, _prices
+from vcr_kit._ledger import cost as _cost
+from vcr_kit._ledger import prices as _prices
 
 MODEL = "claude-opus-4-7"
 KEY = "sk-ant-test-" + "c" * 32
@@ -37,7 +38,7 @@ class CostArithmeticTest(unittest.TestCase):
         self.addCleanup(vcr_kit.reset_session_cost)
 
     def test_batch_results_count_at_the_batch_rate(self) -> None:
-        from vcr_kit import _http
+        from vcr_kit._engine import recorder as _http
 
         message = {"type": "message", "model": MODEL, "usage": CACHE_USAGE}
         stored = {
@@ -91,7 +92,7 @@ class CostArithmeticTest(unittest.TestCase):
         usage = {"input_tokens": 7, "output_tokens": 3}
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            vcr_kit._cost.add_usage([{"model": "claude-unknown-9", "usage": usage}] * 3)
+            vcr_kit._ledger.cost.add_usage([{"model": "claude-unknown-9", "usage": usage}] * 3)
         self.assertEqual(len(caught), 1)
         self.assertIs(caught[0].category, _cost.UnknownModelPriceWarning)
         self.assertEqual(

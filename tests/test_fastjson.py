@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 
 from tests.support import environ_without_vcr
 from tests.test_committed_keys import HTTP_FIXTURES, rebuilt_request
-from vcr_kit import _fastjson, _ids
-from vcr_kit._http import request_key
+from vcr_kit._core import canonical_json as _fastjson
+from vcr_kit._core import ids as _ids
+from vcr_kit._engine.recorder import request_key
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -85,7 +86,7 @@ class FastCanonicalTest(unittest.TestCase):
         self.assertEqual(_fastjson.canonical(value, finite=True), stdlib(value))
 
     def test_a_nan_in_a_request_body_still_refuses_the_key(self) -> None:
-        from vcr_kit._httplib import sdk_library
+        from vcr_kit._core.httplib import sdk_library
 
         request = sdk_library().Request(
             "POST", "https://api.anthropic.com/v1/messages", content=b'{"temperature": NaN}'
@@ -112,7 +113,11 @@ class PurePathTest(unittest.TestCase):
         env = environ_without_vcr()
         env["VCR_PURE_JSON"] = "1"
         done = subprocess.run(
-            [sys.executable, "-c", "from vcr_kit import _fastjson; print(_fastjson.available())"],
+            [
+                sys.executable,
+                "-c",
+                "from vcr_kit._core import canonical_json; print(canonical_json.available())",
+            ],
             cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=False,
         )
         self.assertEqual(done.stdout.strip(), "False", done.stderr)

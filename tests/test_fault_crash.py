@@ -30,8 +30,8 @@ from pathlib import Path
 from tests import fault_report
 from tests.support import patch_env, temp_dir
 from vcr_kit import fixture
-from vcr_kit._store import read_document
-from vcr_kit._validate import problems
+from vcr_kit._core.schema import problems
+from vcr_kit._store.files import read_document
 
 WORKER = Path(__file__).with_name("helpers_fault_worker.py")
 ROUNDS = 6

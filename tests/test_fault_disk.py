@@ -26,7 +26,7 @@ import vcr_kit
 from tests import fault_report
 from tests.sdk_scenarios import MODEL, recording_key
 from tests.support import patch_env, start_server, temp_dir
-from vcr_kit._store import LOCK_FOLDER
+from vcr_kit._store.files import LOCK_FOLDER
 
 FS_SIZE = "256k"
 _cases: list[str] = []
@@ -142,7 +142,7 @@ class DiskFaultTest(unittest.TestCase):
                 raise OSError(errno.ENOSPC, "No space left on device")
             real_fsync(fd)
 
-        with mock.patch("vcr_kit._store.os.fsync", fsync):
+        with mock.patch("vcr_kit._store.files.os.fsync", fsync):
             message = self.refused("Simulated")
         self.assertIn("no space left on the device", message)
         self.assertIn("The answer was paid for: it is kept in ", message)

@@ -25,7 +25,7 @@ import anthropic
 
 import vcr_kit
 from tests.loopback_case import LoopbackTestCase, create
-from vcr_kit import _http
+from vcr_kit._engine import recorder as _http
 
 #: Longer than any path through vcr_kit, shorter than the SDK's first retry back-off.
 AT_ONCE = 0.45

@@ -11,8 +11,8 @@ from typing import Any
 
 from tests.support import patch_env, temp_dir
 from vcr_kit import ConfigError, LockTimeoutError
-from vcr_kit._config import load_settings
-from vcr_kit._store import afetch, fetch, lock_for
+from vcr_kit._core.config import load_settings
+from vcr_kit._store.files import afetch, fetch, lock_for
 
 LOCK_MESSAGE = (
     "VCR_LOCK_TIMEOUT={!r} is not a number of seconds "

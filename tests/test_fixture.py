@@ -31,9 +31,9 @@ from vcr_kit import (
     SecretLeakError,
     fixture,
 )
-from vcr_kit._config import activated
-from vcr_kit._keys import fixture_name
-from vcr_kit._store import LOCK_FOLDER
+from vcr_kit._core.config import activated
+from vcr_kit._core.keys import fixture_name
+from vcr_kit._store.files import LOCK_FOLDER
 
 KEY_SHAPED = "sk-ant-api03-" + "Ab3_-" * 8  # 40 characters after the prefix
 LIVE_KEY = "live-secret-value-0123456789abcdef"

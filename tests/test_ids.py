@@ -9,7 +9,7 @@ import unittest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vcr_kit import _ids
+from vcr_kit._core import ids as _ids
 
 LIVE_MSG = "msg_01AbCdEfGhIjKlMnOpQrStUv"
 LIVE_TOOL = "toolu_01AbCdEfGhIjKlMnOpQrStUv"

@@ -8,7 +8,7 @@ import unittest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vcr_kit import _ids
+from vcr_kit._core import ids as _ids
 
 STORED = json.dumps(
     {

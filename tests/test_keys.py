@@ -1,4 +1,4 @@
-"""``vcr_kit._keys``: fixture names are content hashes of the dehydrated request.
+"""``vcr_kit._core.keys``: fixture names are content hashes of the dehydrated request.
 
 The expected names are pinned as literals (computed once with hashlib, shown
 next to them), so any change of the naming scheme breaks these tests: a change
@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from tests.support import patch_env, reordered, working_dir
 from vcr_kit import ConfigError
-from vcr_kit._keys import (
+from vcr_kit._core.keys import (
     MAX_NAME_LENGTH,
     cassette_name,
     fixture_name,

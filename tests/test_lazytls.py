@@ -24,9 +24,9 @@ from typing import Any
 import anthropic
 
 from tests.support import patch_env, temp_dir
-from vcr_kit import _lazytls
-from vcr_kit._httplib import sdk_library
-from vcr_kit._testcase import vcr_session
+from vcr_kit._core.httplib import sdk_library
+from vcr_kit._integrations.testcase import vcr_session
+from vcr_kit._seams import lazytls as _lazytls
 
 http: Any = sdk_library()
 

@@ -21,7 +21,7 @@ from typing import Any
 from tests.helpers_fixture_worker import PARALLEL_INPUT, process_worker
 from tests.support import patch_env, run_spawned, temp_dir
 from vcr_kit import fixture
-from vcr_kit._store import LOCK_FOLDER
+from vcr_kit._store.files import LOCK_FOLDER
 
 INPUT = PARALLEL_INPUT
 PROCESSES = 6

@@ -31,8 +31,8 @@ from tests.support import (
     start_server,
     temp_dir,
 )
-from vcr_kit._httplib import sdk_library
-from vcr_kit._proxy import Proxy, ProxyError
+from vcr_kit._core.httplib import sdk_library
+from vcr_kit._seams.proxy import Proxy, ProxyError
 
 ROOT = Path(__file__).resolve().parent.parent
 UNREACHABLE = "http://127.0.0.1:9"  # the discard port: nothing listens there

@@ -35,7 +35,7 @@ TESTS = textwrap.dedent(
         assert [entry.event.value for entry in vcr.entries] == [EXPECTED]
 
     def test_unmarked_is_left_alone():
-        from vcr_kit import _config
+        from vcr_kit._core import config as _config
         assert not _config.is_active()
     """
 )

@@ -9,7 +9,8 @@ import unittest
 from pathlib import Path
 
 from tests.support import environ_without_vcr, patch_env, run_captured, temp_dir
-from vcr_kit import _journal, _report
+from vcr_kit._ledger import journal as _journal
+from vcr_kit._ledger import summary as _report
 
 ROOT = Path(__file__).resolve().parent.parent
 

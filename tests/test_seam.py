@@ -16,9 +16,10 @@ import anthropic
 
 import vcr_kit
 from tests.support import patch_env, start_server, temp_dir
-from vcr_kit import _intercept, _journal
-from vcr_kit._hosts import HostSet, anthropic_hosts, parse_host
-from vcr_kit._httplib import sdk_library
+from vcr_kit._core.httplib import sdk_library
+from vcr_kit._ledger import journal as _journal
+from vcr_kit._seams import intercept as _intercept
+from vcr_kit._seams.hosts import HostSet, anthropic_hosts, parse_host
 
 MODEL = "claude-opus-4-7"
 KEY = "sk-ant-test-" + "s" * 32

@@ -1,4 +1,4 @@
-"""``vcr_kit._store``: the fixture file format, reading, atomic writes, locks, secrets.
+"""``vcr_kit._store.files``: the fixture file format, reading, atomic writes, locks, secrets.
 
 These drive the store's functions directly; ``test_fixture.py`` drives the same
 guarantees through the public ``fixture()``.
@@ -28,9 +28,8 @@ from vcr_kit import (
     SecretLeakError,
     VCRError,
 )
-from vcr_kit._config import Mode, load_settings
-from vcr_kit._secrets import live_secrets, scan_for_secrets
-from vcr_kit._store import (
+from vcr_kit._core.config import Mode, load_settings
+from vcr_kit._store.files import (
     FORMAT_KEY,
     FORMAT_VERSION,
     LOCK_FOLDER,
@@ -44,6 +43,7 @@ from vcr_kit._store import (
     serialize_document,
     write_document,
 )
+from vcr_kit._store.secrets import live_secrets, scan_for_secrets
 
 ADVICE = "Delete it, or re-record it with VCR_MODE=record."
 KEY_SHAPED = "sk-ant-api03-" + "Ab3_-" * 8  # 40 characters after the prefix

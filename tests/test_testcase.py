@@ -16,7 +16,8 @@ import anthropic
 
 import vcr_kit
 from tests.support import patch_env, start_server, temp_dir
-from vcr_kit import _intercept
+from vcr_kit._ledger.journal import Event
+from vcr_kit._seams import intercept as _intercept
 
 MODEL = "claude-opus-4-7"
 KEY = "sk-ant-test-" + "k" * 32
@@ -71,7 +72,7 @@ class InterceptionTest(MixinTestBase):
 
             def test_it(self) -> None:
                 seen["answer"] = ask_with_own_client("Hello from the code")
-                seen["recorded"] = len(self.vcr_journal.paths(vcr_kit._journal.Event.RECORDED))
+                seen["recorded"] = len(self.vcr_journal.paths(Event.RECORDED))
 
         os.environ.update(
             {"ANTHROPIC_BASE_URL": self.server.url, "ANTHROPIC_API_KEY": KEY, "VCR_MODE": "auto"}
@@ -160,7 +161,7 @@ class InterceptionTest(MixinTestBase):
             vcr_fixtures_dir = fixtures
 
             def test_it(self) -> None:
-                from vcr_kit._httplib import sdk_library
+                from vcr_kit._core.httplib import sdk_library
 
                 for http_client in (sdk_library().Client(), OwnHttpClient()):
                     with anthropic.Anthropic(base_url=url, http_client=http_client) as client:
@@ -227,7 +228,7 @@ class JournalAndHelpersTest(MixinTestBase):
                     self.anthropic.messages.create(
                         model=MODEL, max_tokens=10, messages=[{"role": "user", "content": "x"}]
                     )
-                seen["missing"] = len(self.vcr_journal.paths(vcr_kit._journal.Event.MISSING))
+                seen["missing"] = len(self.vcr_journal.paths(Event.MISSING))
 
         result = run_case(Strict)
         self.assertTrue(result.wasSuccessful(), problems(result))
@@ -305,7 +306,7 @@ class AsyncMixinTest(MixinTestBase):
                 )
                 text = reply.content[0].text  # type: ignore[union-attr]
                 seen.append(
-                    (own, text, bool(self.vcr_journal.paths(vcr_kit._journal.Event.REPLAYED)))
+                    (own, text, bool(self.vcr_journal.paths(Event.REPLAYED)))
                 )
 
         os.environ.update(

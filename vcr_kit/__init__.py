@@ -17,10 +17,9 @@ from .errors import (
 )
 
 if TYPE_CHECKING:  # the type checker sees every name; at run time each loads on first use
-    from ._cassette import Recording, fixture
-    from ._config import Mode
-    from ._cost import ModelCost, SessionCost, reset_session_cost, session_cost, set_price
-    from ._kinds import (
+    from ._core.config import Mode
+    from ._engine.cassette import Recording, fixture
+    from ._engine.sdk_cassettes import (
         MessageCassette,
         StreamingCassette,
         TokenCountCassette,
@@ -28,10 +27,11 @@ if TYPE_CHECKING:  # the type checker sees every name; at run time each loads on
         streaming_cassette,
         token_count_cassette,
     )
-    from ._prices import Price
-    from ._proxy import proxy
-    from ._testcase import VCRMixin, VCRTestCase
-    from ._transport import VCRTransport, async_client, client
+    from ._integrations.testcase import VCRMixin, VCRTestCase
+    from ._ledger.cost import ModelCost, SessionCost, reset_session_cost, session_cost, set_price
+    from ._ledger.prices import Price
+    from ._seams.proxy import proxy
+    from ._seams.transport import VCRTransport, async_client, client
 
 __version__ = "0.1.0"
 
@@ -39,26 +39,26 @@ __version__ = "0.1.0"
 #: `import vcr_kit` stays cheap, and a test that uses only the generic `fixture` never
 #: loads the test-case, proxy or transport layers (nor http.server, unittest, ...).
 _LAZY: dict[str, str] = {
-    "Recording": "_cassette",
-    "fixture": "_cassette",
-    "Mode": "_config",
-    "ModelCost": "_cost",
-    "SessionCost": "_cost",
-    "reset_session_cost": "_cost",
-    "session_cost": "_cost",
-    "set_price": "_cost",
-    "MessageCassette": "_kinds",
-    "StreamingCassette": "_kinds",
-    "TokenCountCassette": "_kinds",
-    "cassette": "_kinds",
-    "streaming_cassette": "_kinds",
-    "token_count_cassette": "_kinds",
-    "Price": "_prices",
-    "proxy": "_proxy",
-    "VCRMixin": "_testcase",
-    "VCRTestCase": "_testcase",
-    "async_client": "_transport",
-    "client": "_transport",
+    "Recording": "_engine.cassette",
+    "fixture": "_engine.cassette",
+    "Mode": "_core.config",
+    "ModelCost": "_ledger.cost",
+    "SessionCost": "_ledger.cost",
+    "reset_session_cost": "_ledger.cost",
+    "session_cost": "_ledger.cost",
+    "set_price": "_ledger.cost",
+    "MessageCassette": "_engine.sdk_cassettes",
+    "StreamingCassette": "_engine.sdk_cassettes",
+    "TokenCountCassette": "_engine.sdk_cassettes",
+    "cassette": "_engine.sdk_cassettes",
+    "streaming_cassette": "_engine.sdk_cassettes",
+    "token_count_cassette": "_engine.sdk_cassettes",
+    "Price": "_ledger.prices",
+    "proxy": "_seams.proxy",
+    "VCRMixin": "_integrations.testcase",
+    "VCRTestCase": "_integrations.testcase",
+    "async_client": "_seams.transport",
+    "client": "_seams.transport",
 }
 
 
@@ -66,7 +66,7 @@ def __getattr__(name: str) -> Any:
     # VCRTransport extends the transport classes of the SDK's own HTTP library (httpx2,
     # or httpx for anthropic 0.x): built on first use, so importing vcr_kit imports neither.
     if name == "VCRTransport":
-        from ._transport import transport_class
+        from ._seams.transport import transport_class
 
         return transport_class()
     module = _LAZY.get(name)

@@ -15,8 +15,10 @@ from typing import Any
 
 import pytest
 
-from . import _journal, _report, _runrecord
-from ._testcase import vcr_session
+from ._integrations.testcase import vcr_session
+from ._ledger import journal as _journal
+from ._ledger import runs as _runrecord
+from ._ledger import summary as _report
 
 _JOURNAL = pytest.StashKey[_journal.Journal]()
 

@@ -15,13 +15,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from . import check as check
-from . import diff as diff
-from . import prune as prune
-from . import rekey as rekey
-from . import show as show
-from . import status as status
-from . import unused as unused
+from . import check, diff, prune, rekey, show, status, unused
 from ._common import Command, fail
 
 #: One module per command; a new command is a new module and one entry here.
@@ -62,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; return its exit status (argparse exits 2 on a usage error)."""
     words = list(sys.argv[1:] if argv is None else argv)
     if words[:1] and words[0] in PROXY_COMMANDS:
-        from .._proxy_cli import run_main, serve_main
+        from .proxy import run_main, serve_main
 
         return serve_main(words[1:]) if words[0] == "serve" else run_main(words[1:])
     args = build_parser().parse_args(words)

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Protocol
 
-from .._store import display_path
+from .._store.files import display_path
 
 
 class Command(Protocol):
@@ -36,7 +36,7 @@ def folder_of(args: argparse.Namespace) -> Path | None:
     if args.folder:
         folder = Path(args.folder)
     else:
-        from .._config import load_settings
+        from .._core.config import load_settings
 
         folder = load_settings().fixtures_dir
     if not folder.is_dir():

@@ -13,11 +13,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .._keys import validate_name
-from .._scan import Fixture, debris, scan
-from .._secrets import find_secret
-from .._store import display_path
-from .._validate import problems
+from .._core.keys import validate_name
+from .._core.schema import problems
+from .._store.files import display_path
+from .._store.scan import Fixture, debris, scan
+from .._store.secrets import find_secret
 from ..errors import VCRError
 from ._common import add_folder, folder_of, plural
 

@@ -11,8 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .._scan import read
-from .._store import display_path
+from .._store.files import display_path
+from .._store.scan import read
 from ._common import fail
 
 NAME = "diff"

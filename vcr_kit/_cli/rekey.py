@@ -20,10 +20,10 @@ import importlib
 import importlib.util
 from pathlib import Path
 
-from .._rekey import CannotRekey, rekeyed
-from .._scan import scan
-from .._store import Document, display_path, write_document
-from .._store import _mask_request_ids as masked
+from .._core.rekey import CannotRekey, rekeyed
+from .._store.files import Document, display_path, write_document
+from .._store.files import _mask_request_ids as masked
+from .._store.scan import scan
 from ._common import add_folder, fail, folder_of, plural
 
 NAME = "rekey"

@@ -9,11 +9,11 @@ from __future__ import annotations
 import argparse
 import json
 
-from .._render import render
-from .._scan import read
-from .._store import display_path
-from .._validate import problems
+from .._core.schema import problems
+from .._store.files import display_path
+from .._store.scan import read
 from ._common import fail
+from ._render import render
 
 NAME = "show"
 HELP = "show fixtures as a person reads them (--json: the raw file)"

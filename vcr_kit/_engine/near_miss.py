@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any, Final
 
-from ._store import display_path, read_document
+from .._store.files import display_path, read_document
 
 _MAX_CANDIDATES: Final = 500
 _MAX_DIFF_LINES: Final = 40

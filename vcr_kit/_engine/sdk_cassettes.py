@@ -13,13 +13,14 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from . import _journal
-from ._cassette import Recording, _maybe_await
-from ._config import Mode
-from ._cost import usage_entries
-from ._jsonable import to_jsonable
-from ._keys import cassette_name, message_content, token_count_name
-from ._sdk import (
+from .._core.config import Mode
+from .._core.jsonable import to_jsonable
+from .._core.keys import cassette_name, message_content, token_count_name
+from .._ledger import journal as _journal
+from .._ledger.cost import usage_entries
+from ..dehydrate import dehydrate_json
+from .cassette import Recording, _maybe_await
+from .sdk_codec import (
     decode_value,
     encode_error,
     encode_value,
@@ -27,7 +28,6 @@ from ._sdk import (
     refresh_message_ids,
     stabilize_ids,
 )
-from .dehydrate import dehydrate_json
 
 __all__ = ["MessageCassette", "StreamingCassette", "TokenCountCassette"]
 

@@ -14,10 +14,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from ._config import Mode, load_dotenv_once
-from ._http import HttpRecorder
-from ._httplib import sdk_library
-from ._sdkpatch import CREDENTIAL_VARS, REPLAY_API_KEY, install_error_passage
+from .._core.config import Mode, load_dotenv_once
+from .._core.httplib import sdk_library
+from .._engine.recorder import HttpRecorder
+from .sdk_patch import CREDENTIAL_VARS, REPLAY_API_KEY, install_error_passage
 
 if TYPE_CHECKING:  # imported on first use: `import anthropic` costs most of a second
     import anthropic

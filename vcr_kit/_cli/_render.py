@@ -195,7 +195,7 @@ def response_lines(doc: dict[str, Any]) -> list[str]:
 
 
 def usage_lines(doc: dict[str, Any]) -> list[str]:
-    from ._cost import cost_of, price_for
+    from .._ledger.cost import cost_of, price_for
 
     lines = []
     for entry in doc.get("usage") or []:

@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import Final
 from urllib.parse import urlsplit
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 __all__ = ["DEFAULT_HOST", "HostSet", "anthropic_hosts", "parse_host"]
 

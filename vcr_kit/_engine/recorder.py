@@ -22,15 +22,14 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from . import _journal
-from ._config import Mode, Settings, load_settings
-from ._cost import add_usage, usage_entries
-from ._httplib import library_of
-from ._ids import give_ids_text, live_ids_in, quoted_tokens, stabilizer
-from ._keys import http_name
-from ._sdk import RECORDED_REQUEST_ID, fresh_request_id, is_transient
-from ._sdkpatch import REPLAY_API_KEY, deliver
-from ._store import (
+from .._core.config import Mode, Settings, load_settings
+from .._core.httplib import library_of
+from .._core.ids import give_ids_text, live_ids_in, quoted_tokens, stabilizer
+from .._core.keys import http_name
+from .._ledger import journal as _journal
+from .._ledger.cost import add_usage, usage_entries
+from .._seams.sdk_patch import REPLAY_API_KEY, deliver
+from .._store.files import (
     Document,
     Outcome,
     afetch,
@@ -39,8 +38,9 @@ from ._store import (
     near_miss_hint,
     unreadable,
 )
-from .dehydrate import dehydrate_json, hydrate_json, json_text_may_change, placeholders
-from .errors import ConfigError, FixtureCorruptError, FixtureMissingError, VCRError
+from ..dehydrate import dehydrate_json, hydrate_json, json_text_may_change, placeholders
+from ..errors import ConfigError, FixtureCorruptError, FixtureMissingError, VCRError
+from .sdk_codec import RECORDED_REQUEST_ID, fresh_request_id, is_transient
 
 if TYPE_CHECKING:  # at run time a request may be httpx2's or httpx's (anthropic 0.x): same API
     import httpx2
@@ -543,7 +543,7 @@ def to_local_proxy(request: httpx2.Request) -> bool:
 
 def is_local_proxy(host: str, port: int | None) -> bool:
     """Whether a vcr_kit proxy of this process listens at ``host:port``."""
-    proxy = sys.modules.get("vcr_kit._proxy")  # not loaded: no proxy runs
+    proxy = sys.modules.get("vcr_kit._seams.proxy")  # not loaded: no proxy runs
     return proxy is not None and bool(proxy.serves(host, port))
 
 

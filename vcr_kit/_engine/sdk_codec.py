@@ -22,7 +22,7 @@ import os
 from collections.abc import Callable
 from typing import Any, Final
 
-from ._jsonable import to_jsonable
+from .._core.jsonable import to_jsonable
 
 SDK_TAG: Final = "$sdk"
 ERROR_TAG: Final = "$error"
@@ -60,7 +60,7 @@ def remap_ids(value: Any, message_id: Callable[[str], str]) -> Any:
 
 def stabilize_ids(value: Any, seed: str) -> Any:
     """Deterministic ids for the file: ``msg_vcr_<n>`` and tool ids derived from ``seed``."""
-    from ._ids import stabilizer
+    from .._core.ids import stabilizer
 
     walk, _ = stabilizer(seed, other_ids=False)
     return walk(value)
@@ -192,7 +192,7 @@ def encode_error(exc: BaseException) -> dict[str, Any] | None:
 def decode_error(stored: dict[str, Any]) -> BaseException:
     import anthropic
 
-    from ._httplib import sdk_library
+    from .._core.httplib import sdk_library
 
     http = sdk_library()  # httpx2, or httpx under anthropic 0.x
     tag = str(stored.get("class") or "APIStatusError")

@@ -32,12 +32,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
-from . import _journal
-from ._config import Mode
-from ._http import HttpRecorder, has_real_key, parse_sse, render_sse, request_key
-from ._httplib import sdk_library
-from ._ids import replace_tool_ids, stable_tool_ids
-from .errors import VCRError
+from .._core.config import Mode
+from .._core.httplib import sdk_library
+from .._core.ids import replace_tool_ids, stable_tool_ids
+from .._engine.recorder import HttpRecorder, has_real_key, parse_sse, render_sse, request_key
+from .._ledger import journal as _journal
+from ..errors import VCRError
 
 __all__ = ["DEFAULT_UPSTREAM", "Proxy", "ProxyError", "proxy", "proxy_for_test", "serves"]
 

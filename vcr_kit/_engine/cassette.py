@@ -15,14 +15,14 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, ClassVar, TypeVar
 
-from . import _journal
-from ._config import Mode, Settings, is_active, load_settings
-from ._cost import add_usage, counted_by_caller
-from ._jsonable import to_jsonable
-from ._keys import fixture_name
-from ._store import Document, Outcome, afetch, display_path, fetch, unreadable
-from .dehydrate import dehydrate_json, hydrate_json
-from .errors import FixtureMissingError, FixtureValueError
+from .._core.config import Mode, Settings, is_active, load_settings
+from .._core.jsonable import to_jsonable
+from .._core.keys import fixture_name
+from .._ledger import journal as _journal
+from .._ledger.cost import add_usage, counted_by_caller
+from .._store.files import Document, Outcome, afetch, display_path, fetch, unreadable
+from ..dehydrate import dehydrate_json, hydrate_json
+from ..errors import FixtureMissingError, FixtureValueError
 
 Self = TypeVar("Self", bound="Recording")
 

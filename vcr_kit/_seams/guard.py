@@ -18,12 +18,12 @@ import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from . import _journal
-from ._config import Mode
-from ._hosts import HostSet
-from ._http import HttpRecorder, in_live_call, is_local_proxy, live_calls_in_flight
-from ._sdkpatch import deliver
-from .errors import FixtureMissingError
+from .._core.config import Mode
+from .._engine.recorder import HttpRecorder, in_live_call, is_local_proxy, live_calls_in_flight
+from .._ledger import journal as _journal
+from ..errors import FixtureMissingError
+from .hosts import HostSet
+from .sdk_patch import deliver
 
 
 class Interception(Protocol):

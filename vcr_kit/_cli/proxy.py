@@ -18,10 +18,10 @@ import threading
 from collections.abc import Sequence
 from types import FrameType
 
-from ._config import Mode, parse_mode
-from ._proxy import Proxy, ProxyError
-from ._report import print_summary, summary_line
-from .errors import ConfigError
+from .._core.config import Mode, parse_mode
+from .._ledger.summary import print_summary, summary_line
+from .._seams.proxy import Proxy, ProxyError
+from ..errors import ConfigError
 
 __all__ = ["run_main", "serve_main"]
 

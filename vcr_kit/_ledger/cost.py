@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._prices import BATCH_RATE, PRICES, Price, base_model_id
+from .prices import BATCH_RATE, PRICES, Price, base_model_id
 
 __all__ = [
     "ModelCost",

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
-from . import _runrecord
+from . import runs as _runrecord
 
 
 class Event(str, Enum):
@@ -57,7 +57,7 @@ _open_journals: list[Journal] = []
 
 def note(event: Event, path: Path | None, cost_usd: float = 0.0, detail: str = "") -> None:
     if not _totals:
-        from ._report import register_summary
+        from .summary import register_summary
 
         register_summary()
     entry = Entry(event, path, cost_usd, detail)

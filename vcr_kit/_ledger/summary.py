@@ -19,9 +19,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Final
 
-from . import _journal, _runrecord
-from ._config import truthy
-from ._store import display_path
+from .._core.config import truthy
+from .._store.files import display_path
+from . import journal as _journal
+from . import runs as _runrecord
 
 #: Changed fixtures named in the line; more are counted.
 _MAX_CHANGED_SHOWN: Final = 5

@@ -18,12 +18,12 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from . import _journal
-from ._config import Mode, activated, load_dotenv_once, test_project_root
-from ._http import HttpRecorder
-from ._intercept import intercepting
-from ._store import display_path
-from ._transport import REPLAY_API_KEY, async_client, client, has_real_credentials
+from .._core.config import Mode, activated, load_dotenv_once, test_project_root
+from .._engine.recorder import HttpRecorder
+from .._ledger import journal as _journal
+from .._seams.intercept import intercepting
+from .._seams.transport import REPLAY_API_KEY, async_client, client, has_real_credentials
+from .._store.files import display_path
 
 if TYPE_CHECKING:  # aliased: the mixin's `anthropic` property would shadow the module
     import anthropic as sdk
@@ -63,7 +63,7 @@ def vcr_session(
     child processes reach through ``ANTHROPIC_BASE_URL``."""
     if isinstance(hosts, str):
         hosts = [hosts]
-    from ._proxy import proxy_for_test  # http.server: loaded when a test first runs
+    from .._seams.proxy import proxy_for_test  # http.server: loaded when a test first runs
 
     project = test_project_root(test_file)
     with (

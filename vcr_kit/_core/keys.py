@@ -14,9 +14,9 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any, Final
 
-from ._fastjson import canonical
-from .dehydrate import dehydrate, dehydrate_json, map_strings, normalize_for_token_count
-from .errors import ConfigError
+from ..dehydrate import dehydrate, dehydrate_json, map_strings, normalize_for_token_count
+from ..errors import ConfigError
+from .canonical_json import canonical
 
 #: File names (with ".json") never exceed this, whatever the conversation length;
 #: well under the 255 bytes that common file systems allow.
@@ -78,7 +78,7 @@ def message_content(message: Any) -> Any:
 
 def content_hash(content: Any) -> str:
     """First 6 hex of the SHA1 of one message's dehydrated content (the original scheme)."""
-    from ._jsonable import to_jsonable  # late: _jsonable imports the SDK lazily
+    from .jsonable import to_jsonable  # late: _jsonable imports the SDK lazily
 
     if isinstance(content, str):
         data = dehydrate(content).encode("utf-8")
@@ -108,7 +108,7 @@ def cassette_name(messages: Iterable[Any], suffix: str = "") -> str:
 
 def fixture_name(value: Any, name: str) -> str:
     """``<name>-<12 hex>.json`` for the generic ``fixture(input, name)``."""
-    from ._jsonable import to_jsonable
+    from .jsonable import to_jsonable
 
     digest = sha1_hex(canonical_json(dehydrate_json(to_jsonable(value))))[:_FIXTURE_HASH_LENGTH]
     return validate_name(f"{name}-{digest}")
@@ -116,7 +116,7 @@ def fixture_name(value: Any, name: str) -> str:
 
 def token_count_name(messages: Any, tools: Any) -> str:
     """``token-count-<12 hex>.json``, keyed with the deeper token-count normalisation."""
-    from ._jsonable import to_jsonable
+    from .jsonable import to_jsonable
 
     # Each string is normalised on its own, as dehydrate_json does: run over the whole
     # JSON text, "Available commands:.+" would eat every later message and tool, and

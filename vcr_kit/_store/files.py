@@ -24,19 +24,19 @@ from typing import Any, Final, NoReturn, TypeVar
 
 from filelock import FileLock, Timeout
 
-from ._config import Mode, Settings
-from ._rescue import rescue, rescue_folders
-from ._runrecord import note_changed
-from ._secrets import scan_for_secrets, scan_request
-from ._validate import problems
-from .dehydrate import map_strings
-from .errors import (
+from .._core.config import Mode, Settings
+from .._core.schema import problems
+from .._ledger.runs import note_changed
+from ..dehydrate import map_strings
+from ..errors import (
     FixtureCorruptError,
     FixtureMissingError,
     FixtureValueError,
     FixtureWriteError,
     LockTimeoutError,
 )
+from .rescue import rescue, rescue_folders
+from .secrets import scan_for_secrets, scan_request
 
 FORMAT_VERSION: Final = 1
 FORMAT_KEY: Final = "vcr_kit_format"
@@ -543,7 +543,7 @@ async def afetch(
 
 def near_miss_hint(path: Path, request: Any) -> str:
     """Point at the recorded fixture nearest to a missing one (same conversation prefix)."""
-    from ._nearmiss import describe_near_miss
+    from .._engine.near_miss import describe_near_miss
 
     try:
         return describe_near_miss(path, request)

@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Final
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 __all__ = ["Mode", "Settings", "activated", "is_active", "load_settings"]
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Final
 
-from .errors import SecretLeakError
+from ..errors import SecretLeakError
 
 #: Environment variables whose values must never appear in a fixture.
 SECRET_ENV_VARS: Final = (
@@ -117,7 +117,7 @@ def scan_request(request: Any, path: Path, extra: Iterable[tuple[str, str]] = ()
     found = find_secret(data, extra)
     if found is None:
         return
-    from ._store import display_path
+    from .files import display_path
 
     what, where = found
     raise SecretLeakError(
@@ -129,7 +129,7 @@ def scan_request(request: Any, path: Path, extra: Iterable[tuple[str, str]] = ()
 
 
 def _refuse(path: Path, what: str, where: str) -> None:
-    from ._store import display_path
+    from .files import display_path
 
     raise SecretLeakError(
         f"Refusing to write fixture {display_path(path)}: it contains {what} {where}. "

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._keys import cassette_name, fixture_name, http_name, token_count_name
-from ._validate import KINDS
-from .dehydrate import dehydrate_json
+from ..dehydrate import dehydrate_json
+from .keys import cassette_name, fixture_name, http_name, token_count_name
+from .schema import KINDS
 
 
 class CannotRekey(ValueError):

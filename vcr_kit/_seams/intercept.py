@@ -28,11 +28,12 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from . import _guard, _lazytls
-from ._hosts import HostSet, anthropic_hosts
-from ._http import HttpRecorder, in_live_call, to_local_proxy
-from ._httplib import loaded_libraries
-from ._sdkpatch import filling_credentials, install_error_passage
+from .._core.httplib import loaded_libraries
+from .._engine.recorder import HttpRecorder, in_live_call, to_local_proxy
+from . import guard as _guard
+from . import lazytls as _lazytls
+from .hosts import HostSet, anthropic_hosts
+from .sdk_patch import filling_credentials, install_error_passage
 
 if TYPE_CHECKING:
     import httpx2

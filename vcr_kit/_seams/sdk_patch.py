@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Final
 
-from .errors import VCRError
+from ..errors import VCRError
 
 __all__ = ["REPLAY_API_KEY", "deliver", "filling_credentials", "install_error_passage"]
 

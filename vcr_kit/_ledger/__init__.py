@@ -1,0 +1,2 @@
+"""The ledger: what happened (journal, run records, the run summary) and what it
+cost (session cost, prices)."""
