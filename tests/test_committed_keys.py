@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from vcr_kit._core import ids as _ids
+from vcr_kit._core.http_request import request_key
 from vcr_kit._core.httplib import sdk_library
 from vcr_kit._core.keys import http_name
-from vcr_kit._engine.recorder import request_key
 from vcr_kit.dehydrate import hydrate_json
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -38,7 +38,7 @@ class CostArithmeticTest(unittest.TestCase):
         self.addCleanup(vcr_kit.reset_session_cost)
 
     def test_batch_results_count_at_the_batch_rate(self) -> None:
-        from vcr_kit._engine import recorder as _http
+        from vcr_kit._engine import http_codec
 
         message = {"type": "message", "model": MODEL, "usage": CACHE_USAGE}
         stored = {
@@ -48,7 +48,7 @@ class CostArithmeticTest(unittest.TestCase):
                 {"custom_id": "b", "result": {"type": "errored", "error": {"type": "x"}}},
             ],
         }
-        usd = _cost.add_usage(_http._usage(stored))
+        usd = _cost.add_usage(http_codec.usage_of(stored))
         self.assertAlmostEqual(usd, CACHE_CALL_USD * _prices.BATCH_RATE)
         self.assertEqual(vcr_kit.session_cost().calls, 1)
 

@@ -17,7 +17,7 @@ from tests.support import environ_without_vcr
 from tests.test_committed_keys import HTTP_FIXTURES, rebuilt_request
 from vcr_kit._core import canonical_json as _fastjson
 from vcr_kit._core import ids as _ids
-from vcr_kit._engine.recorder import request_key
+from vcr_kit._core.http_request import request_key
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -12,7 +12,8 @@ from typing import Any
 from tests.support import patch_env, temp_dir
 from vcr_kit import ConfigError, LockTimeoutError
 from vcr_kit._core.config import load_settings
-from vcr_kit._store.files import afetch, fetch, lock_for
+from vcr_kit._engine.policy import afetch, fetch
+from vcr_kit._store.locks import lock_for
 
 LOCK_MESSAGE = (
     "VCR_LOCK_TIMEOUT={!r} is not a number of seconds "

@@ -25,7 +25,7 @@ class SummaryTest(unittest.TestCase):
     def test_vcr_report_0_silences_the_summary_and_1_prints_it(self) -> None:
         folder = temp_dir(self)
         (folder / "a-000000000000.json").write_text("{}", encoding="utf-8")
-        _journal.note(_journal.Event.REPLAYED, folder / "a-000000000000.json", 0.5)
+        _journal.add(_journal.Event.REPLAYED, folder / "a-000000000000.json", 0.5)
 
         patch_env(self, VCR_REPORT="0")
         self.assertEqual(self.summary_printed(), "")

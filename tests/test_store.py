@@ -29,21 +29,20 @@ from vcr_kit import (
     VCRError,
 )
 from vcr_kit._core.config import Mode, load_settings
+from vcr_kit._core.credentials import live_secrets
+from vcr_kit._core.paths import display_path
+from vcr_kit._core.schema import FORMAT_KEY, FORMAT_VERSION
+from vcr_kit._engine.misses import missing_message
+from vcr_kit._engine.policy import afetch, fetch
 from vcr_kit._store.files import (
-    FORMAT_KEY,
-    FORMAT_VERSION,
     LOCK_FOLDER,
-    afetch,
-    display_path,
-    fetch,
-    lock_for,
-    missing_message,
     parse_document,
     read_document,
     serialize_document,
     write_document,
 )
-from vcr_kit._store.secrets import live_secrets, scan_for_secrets
+from vcr_kit._store.locks import lock_for
+from vcr_kit._store.secrets import scan_for_secrets
 
 ADVICE = "Delete it, or re-record it with VCR_MODE=record."
 KEY_SHAPED = "sk-ant-api03-" + "Ab3_-" * 8  # 40 characters after the prefix

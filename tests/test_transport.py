@@ -18,8 +18,9 @@ import anthropic
 import vcr_kit
 from tests.sdk_scenarios import MODEL, WEATHER_TOOL, fixture_files, recording_key, sent_key
 from tests.support import patch_env, reordered, run_spawned, start_server, temp_dir
+from vcr_kit._core.http_request import request_key
 from vcr_kit._core.httplib import sdk_library
-from vcr_kit._engine.recorder import rebuild_response, request_key, store_response
+from vcr_kit._engine.http_codec import rebuild_response, store_response
 from vcr_kit._ledger import journal as _journal
 
 #: httpx2, or httpx under anthropic 0.x: the library the SDK sends with.

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from ._integrations.testcase import vcr_session
+from ._integrations.session import vcr_session
 from ._ledger import journal as _journal
 from ._ledger import runs as _runrecord
 from ._ledger import summary as _report

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Protocol
 
-from .._store.files import display_path
+from .._core.paths import display_path
 
 
 class Command(Protocol):

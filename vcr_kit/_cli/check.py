@@ -14,8 +14,8 @@ import argparse
 from pathlib import Path
 
 from .._core.keys import validate_name
+from .._core.paths import display_path
 from .._core.schema import problems
-from .._store.files import display_path
 from .._store.scan import Fixture, debris, scan
 from .._store.secrets import find_secret
 from ..errors import VCRError

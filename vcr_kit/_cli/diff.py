@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .._store.files import display_path
+from .._core.paths import display_path
 from .._store.scan import read
 from ._common import fail
 

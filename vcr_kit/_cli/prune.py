@@ -13,7 +13,7 @@ import contextlib
 import sys
 from pathlib import Path
 
-from .._store.files import display_path
+from .._core.paths import display_path
 from .._store.scan import debris
 from ._common import add_folder, folder_of, plural, size
 from .unused import describe_runs, explain_unknown, find_unused, is_terminal

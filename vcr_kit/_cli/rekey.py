@@ -20,9 +20,10 @@ import importlib
 import importlib.util
 from pathlib import Path
 
-from .._core.rekey import CannotRekey, rekeyed
-from .._store.files import Document, display_path, write_document
-from .._store.files import _mask_request_ids as masked
+from .._core.paths import display_path
+from .._core.schema import CannotRekey, Document, rekeyed
+from .._store.files import mask_request_ids as masked
+from .._store.files import write_document
 from .._store.scan import scan
 from ._common import add_folder, fail, folder_of, plural
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from .._core.paths import display_path
 from .._core.schema import problems
-from .._store.files import display_path
 from .._store.scan import read
 from ._common import fail
 from ._render import render

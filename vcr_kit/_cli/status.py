@@ -13,7 +13,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Final
 
-from .._store.files import display_path
+from .._core.paths import display_path
 from .._store.scan import Fixture, debris, scan
 from ._common import add_folder, folder_of, plural, size
 from .unused import describe_runs, find_unused

@@ -19,8 +19,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .._core.paths import display_path
 from .._ledger.runs import Run, last_complete
-from .._store.files import display_path
 from .._store.scan import fixture_paths
 from ._common import add_folder, folder_of, plural
 

@@ -18,13 +18,14 @@ change a key would orphan committed fixtures). ``VCR_PURE_JSON=1`` turns it off.
 
 from __future__ import annotations
 
-import os
 from typing import Any
+
+from .config import pure_json_wanted
 
 __all__ = ["available", "canonical"]
 
 try:
-    if os.environ.get("VCR_PURE_JSON", "") not in ("", "0"):
+    if pure_json_wanted():
         raise ImportError("VCR_PURE_JSON is set")
     import orjson
 except ImportError:

@@ -1,8 +1,11 @@
-"""The one place that reads vcr_kit's environment variables.
+"""The one place that reads vcr_kit's environment variables (``VCR_*``, ``FORCE_VCR``,
+``CI``), and the variables of other tools that change what vcr_kit does
+(``ANTHROPIC_BASE_URL``, ``TOX_ENV_NAME``, ``PYTEST_XDIST_WORKER``).
 
 ``.env`` is loaded once per process with python-dotenv (it never overrides a
 variable that is already set); the environment itself is read on every call,
 because tests change it between cases and a cassette must see the change.
+Credentials are read by ``credentials`` alone.
 """
 
 from __future__ import annotations
@@ -20,7 +23,24 @@ from typing import Final
 
 from ..errors import ConfigError
 
-__all__ = ["Mode", "Settings", "activated", "is_active", "load_settings"]
+__all__ = [
+    "Mode",
+    "Settings",
+    "activated",
+    "base_url",
+    "base_url_set_to",
+    "host_variables",
+    "in_tox",
+    "in_xdist_worker",
+    "is_active",
+    "load_settings",
+    "pure_json_wanted",
+    "replay_mode_forced",
+    "run_complete_word",
+    "run_id_variable",
+    "set_run_id",
+    "summary_wanted",
+]
 
 
 class Mode(str, Enum):
@@ -145,7 +165,6 @@ class Settings:
     #: CI is set and VCR_RECORD is not: a miss must fail, never record.
     ci_locked: bool
     lock_timeout: float
-    report: bool
 
 
 def load_settings(
@@ -188,13 +207,13 @@ def load_settings(
         root = base / "fixtures"
 
     lock_timeout = lock_timeout_from(env.get("VCR_LOCK_TIMEOUT"))
+    flag("VCR_REPORT", default=True)  # a typo fails here, loudly; read at exit (summary_wanted)
     return Settings(
         mode=resolved,
         fixtures_dir=root,
         forced=bool(env_mode) or flag("FORCE_VCR"),
         ci_locked=ci_locked,
         lock_timeout=lock_timeout,
-        report=flag("VCR_REPORT", default=True),
     )
 
 
@@ -240,3 +259,76 @@ def activated(
         with _active_lock:
             _active_tests[0] -= 1
             _test_defaults.remove(defaults)
+
+
+# -- single variables, for the modules that need one ----------------------------------
+
+
+def replay_mode_forced() -> bool:
+    """``VCR_MODE=replay`` is set: it wins over ``VCR_RECORD``, so a miss says so."""
+    return os.environ.get("VCR_MODE", "").strip().lower() == "replay"
+
+
+def summary_wanted() -> bool:
+    """``VCR_REPORT``: print the run summary at exit (default yes). Lenient: at exit a
+    typo must not raise (``load_settings`` has refused it loudly already)."""
+    try:
+        return flag("VCR_REPORT", default=True)
+    except ConfigError:
+        return True
+
+
+def in_xdist_worker() -> bool:
+    """This process is a pytest-xdist worker (its controller prints the summary)."""
+    return bool(os.environ.get("PYTEST_XDIST_WORKER"))
+
+
+def pure_json_wanted() -> bool:
+    """``VCR_PURE_JSON=1``: canonical JSON from the standard library, never orjson."""
+    return os.environ.get("VCR_PURE_JSON", "") not in ("", "0")
+
+
+def host_variables() -> tuple[str, str]:
+    """(``ANTHROPIC_BASE_URL``, ``VCR_HOSTS``) as they are now, "" when unset."""
+    env = os.environ
+    return env.get("ANTHROPIC_BASE_URL", ""), env.get("VCR_HOSTS", "")
+
+
+def base_url() -> str | None:
+    """``ANTHROPIC_BASE_URL``: where the SDK (and so the proxy's upstream) sends requests."""
+    return os.environ.get("ANTHROPIC_BASE_URL") or None
+
+
+@contextmanager
+def base_url_set_to(url: str) -> Iterator[None]:
+    """``ANTHROPIC_BASE_URL`` is ``url`` while the block runs (child processes inherit
+    it); the old value is back afterwards."""
+    old = os.environ.get("ANTHROPIC_BASE_URL")
+    os.environ["ANTHROPIC_BASE_URL"] = url
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("ANTHROPIC_BASE_URL", None)
+        else:
+            os.environ["ANTHROPIC_BASE_URL"] = old
+
+
+def run_id_variable() -> str:
+    """``VCR_RUN_ID`` as set (by the user, or by the first process of this run)."""
+    return os.environ.get("VCR_RUN_ID", "").strip()
+
+
+def set_run_id(value: str) -> None:
+    """Set ``VCR_RUN_ID`` in this process's environment, so its children join its run."""
+    os.environ["VCR_RUN_ID"] = value
+
+
+def in_tox() -> bool:
+    """This process runs under tox (``TOX_ENV_NAME`` is set)."""
+    return bool(os.environ.get("TOX_ENV_NAME"))
+
+
+def run_complete_word() -> str:
+    """``VCR_RUN_COMPLETE``, stripped and lower-cased ("" when unset)."""
+    return os.environ.get("VCR_RUN_COMPLETE", "").strip().lower()

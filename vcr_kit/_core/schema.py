@@ -1,9 +1,9 @@
-"""The shape a fixture must have to replay as it was recorded, checked kind by kind.
+"""The fixture document: its format version, and the shape it must have to replay as it
+was recorded, checked kind by kind (see ``kinds``).
 
 ``problems(doc, name)`` takes a parsed fixture and its file name and returns one line
-per problem, each naming the field (``response.status: ...``). It is pure: no disk,
-no SDK import, nothing but walking the value, so ``check`` can run it over thousands
-of files and replay can afford it on a file that failed to decode.
+per problem, each naming the field (``response.status: ...``). ``rekeyed(doc, name)``
+names a fixture's stored request with today's dehydrate rules. Both are pure.
 
 What is refused is what replay would serve wrongly or crash on: a ``response`` of the
 wrong type, an HTTP answer with no body or with two, an SSE answer under a request
@@ -14,32 +14,28 @@ version this vcr_kit does not know.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import re
 from collections.abc import Mapping
-from typing import Any, Final, TypeGuard
+from typing import Any, Final
 
-FORMAT_KEY: Final = "vcr_kit_format"  # the same as _store's: this module must stay I/O-free
+from ..dehydrate import dehydrate_json
+from .kinds import KINDS, CannotRekey, check_usage
+
+__all__ = [
+    "FORMAT_KEY",
+    "FORMAT_VERSION",
+    "KNOWN_FORMATS",
+    "CannotRekey",
+    "Document",
+    "problems",
+    "rekeyed",
+]
+
+#: The field every fixture starts with, and the format this vcr_kit writes.
+FORMAT_KEY: Final = "vcr_kit_format"
+FORMAT_VERSION: Final = 1
 KNOWN_FORMATS: Final = frozenset({1})
-KINDS: Final = ("http", "message", "stream", "token_count", "generic")
-_HTTP_BODIES: Final = ("body", "events", "jsonl", "text", "base64")
-_TRANSIENT: Final = frozenset({408, 409, 429})
-_MAX_TOKENS: Final = 10**12
-_MAX_MODEL_ID: Final = 256
-_EVENT_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
-_HTTP_NAME: Final = re.compile(r"[a-z0-9-]+-[0-9a-f]{12}\.json")
-_SDK_TAG: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|anthropic(\.[A-Za-z_][A-Za-z0-9_]*)+")
 
-
-def _is_int(value: Any) -> TypeGuard[int]:
-    return type(value) is int  # bool is an int subclass, and never a status or version
-
-
-def _type_name(value: Any) -> str:
-    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(
-        type(value), "null" if value is None else "a number"
-    )
+Document = dict[str, Any]
 
 
 def problems(doc: Mapping[str, Any], name: str, *, replay: bool = False) -> list[str]:
@@ -51,231 +47,30 @@ def problems(doc: Mapping[str, Any], name: str, *, replay: bool = False) -> list
     """
     found: list[str] = []
     version = doc.get(FORMAT_KEY)
-    if not _is_int(version) or version not in KNOWN_FORMATS:
+    if type(version) is not int or version not in KNOWN_FORMATS:
         known = ", ".join(str(v) for v in sorted(KNOWN_FORMATS))
         found.append(f"{FORMAT_KEY}: {version!r} is not a format this vcr_kit reads ({known})")
-    kind = doc.get("kind")
-    if kind not in KINDS:
-        found.append(f"kind: {kind!r} is not one of {', '.join(KINDS)}")
+    kind = KINDS.get(doc.get("kind"))  # type: ignore[arg-type]
+    if kind is None:
+        found.append(f"kind: {doc.get('kind')!r} is not one of {', '.join(KINDS)}")
         return found
     if "request" not in doc and not replay:
         found.append("request: missing (it names the fixture and shows a miss's diff)")
     if "response" not in doc:
         found.append("response: missing")
         return found
-    _check_usage(doc.get("usage", []), found)
-    request, response = doc.get("request"), doc["response"]
-    if kind == "http":
-        _check_http(request, response, "" if replay else name, found)
-    elif kind == "message":
-        _check_tagged(response, "response", found)
-        if name.endswith("-stream.json"):
-            found.append("kind: a 'message' fixture under a stream name (*-stream.json)")
-        if not replay:
-            _check_messages(request, found)
-    elif kind == "stream":
-        _check_stream(response, found)
-        if not name.endswith("-stream.json"):
-            found.append("kind: a 'stream' fixture under a name without '-stream'")
-        if not replay:
-            _check_messages(request, found)
-    elif kind == "token_count":
-        _check_token_count(request, response, "" if replay else name, found)
-    # generic: any JSON value is a valid answer, and replay hands it back as it is.
+    check_usage(doc.get("usage", []), found)
+    kind.check(doc.get("request"), doc["response"], name, replay, found)
     return found
 
 
-def _check_usage(usage: Any, found: list[str]) -> None:
-    if not isinstance(usage, list):
-        found.append(f"usage: {_type_name(usage)}, not a list")
-        return
-    for i, entry in enumerate(usage):
-        where = f"usage[{i}]"
-        if not isinstance(entry, dict):
-            found.append(f"{where}: {_type_name(entry)}, not an object")
-        elif not isinstance(entry.get("model"), str):
-            found.append(f"{where}.model: missing or not a string")
-        elif len(entry["model"]) > _MAX_MODEL_ID:  # no model id is this long: a damaged file
-            found.append(f"{where}.model: {len(entry['model'])} characters, not a model id")
-        elif not isinstance(entry.get("usage"), dict):
-            found.append(f"{where}.usage: missing or not an object")
-        else:
-            _check_token_counts(entry["usage"], f"{where}.usage", found)
-
-
-def _check_token_counts(usage: Mapping[str, Any], where: str, found: list[str]) -> None:
-    # Cost tracking adds these up on every replay: a string there would fail in the
-    # middle of the caller's test instead of naming the file.
-    for key, value in usage.items():
-        if isinstance(value, dict):
-            _check_token_counts(value, f"{where}.{key}", found)
-        elif key.endswith("_tokens") and value is not None:
-            if not _is_int(value):
-                found.append(f"{where}.{key}: {_type_name(value)}, not a token count")
-            elif not 0 <= value <= _MAX_TOKENS:  # cost is a float: 10**400 would overflow
-                found.append(f"{where}.{key}: {value} is not a token count")
-
-
-# -- http ---------------------------------------------------------------------------
-
-
-def _asks_for_stream(request: Any) -> bool:
-    body = request.get("body") if isinstance(request, dict) else None
-    return isinstance(body, dict) and body.get("stream") is True
-
-
-def _check_http(request: Any, response: Any, name: str, found: list[str]) -> None:
-    if name and not _HTTP_NAME.fullmatch(name):
-        found.append("kind: an 'http' fixture must be named <method>-<path>-<12 hex>.json")
-    if not name:  # replay: ``request`` is the live one, which was just keyed
-        pass
-    elif not isinstance(request, dict):
-        found.append(f"request: {_type_name(request)}, not an object")
-    else:
-        if not isinstance(request.get("method"), str):
-            found.append("request.method: missing or not a string")
-        path = request.get("path")
-        if not (isinstance(path, str) and path.startswith("/")):
-            found.append("request.path: missing or not a path starting with '/'")
-    if not isinstance(response, dict):
-        found.append(f"response: {_type_name(response)}, not an object with a status")
-        return
-    status = response.get("status")
-    if not _is_int(status) or not 100 <= status <= 599:
-        found.append(f"response.status: {status!r} is not an HTTP status (100-599)")
-    elif status in _TRANSIENT or status >= 500:
-        found.append(
-            f"response.status: {status} is a transient failure the SDK retries; "
-            "it is never a fixture (delete it and record again)"
-        )
-    bodies = [key for key in _HTTP_BODIES if key in response]
-    if len(bodies) != 1:
-        what = "none" if not bodies else ", ".join(bodies)
-        found.append(
-            f"response: exactly one of body, events, jsonl, text, base64 is needed ({what})"
-        )
-    headers = response.get("headers", {})
-    if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
-        found.append("response.headers: not an object of strings")
-        headers = {}
-    content_type = str(headers.get("content-type", ""))
-    if "events" in response:
-        _check_events(response["events"], found)
-        if not _asks_for_stream(request):
-            found.append(
-                "response.events: an SSE answer to a request without \"stream\": true "
-                "(the SDK would parse it as JSON)"
-            )
-        if content_type and not content_type.startswith("text/event-stream"):
-            found.append(f"response.headers.content-type: {content_type!r} for an SSE answer")
-    elif _asks_for_stream(request) and _is_int(status) and 200 <= status < 300:
-        found.append("response.events: missing: the request asked for a stream")
-    if "body" in response and "json" not in content_type and content_type:
-        found.append(f"response.headers.content-type: {content_type!r} for a JSON body")
-    _check_plain_bodies(response, status, found)
-
-
-def _check_plain_bodies(response: dict[str, Any], status: Any, found: list[str]) -> None:
-    """The non-stream answers: a JSON body, JSON Lines, text, bytes."""
-    if "jsonl" in response:
-        lines = response["jsonl"]
-        if not isinstance(lines, list) or not all(isinstance(x, dict) for x in lines):
-            found.append("response.jsonl: not a list of objects")
-    body = response.get("body", {})
-    # The API answers every endpoint with an object; an empty answer (204) is stored as
-    # null. A scalar or a list would be parsed by the SDK into a wrong, silent value.
-    if not isinstance(body, dict) and not (body is None and status != 200):
-        found.append(f"response.body: {_type_name(body)}, not an object")
-    if "text" in response and not isinstance(response["text"], str):
-        found.append(f"response.text: {_type_name(response['text'])}, not a string")
-    if "base64" in response:
-        try:
-            base64.b64decode(str(response["base64"]).encode("ascii"), validate=True)
-        except (binascii.Error, UnicodeEncodeError):
-            found.append("response.base64: not base64")
-
-
-def _check_events(events: Any, found: list[str]) -> None:
-    if not isinstance(events, list):
-        found.append(f"response.events: {_type_name(events)}, not a list")
-        return
-    for i, event in enumerate(events):
-        if not isinstance(event, dict):
-            found.append(f"response.events[{i}]: {_type_name(event)}, not an object")
-        elif "data" not in event and "data_text" not in event:
-            found.append(f"response.events[{i}]: no 'data'")
-        elif any(not isinstance(event.get(k, ""), str) for k in ("event", "id", "retry")):
-            found.append(f"response.events[{i}]: event, id and retry must be strings")
-        elif "event" not in event:  # the SDK silently drops an event without a name
-            found.append(f"response.events[{i}].event: missing")
-        elif not _EVENT_NAME.fullmatch(event["event"]):  # ...and one it does not know
-            found.append(f"response.events[{i}].event: not an SSE event name")
-        elif "data" in event and not isinstance(event["data"], dict):
-            found.append(f"response.events[{i}].data: {_type_name(event['data'])}, not an object")
-        elif "data_text" in event and not isinstance(event["data_text"], str):
-            found.append(f"response.events[{i}].data_text: not a string")
-
-
-# -- cassette kinds -------------------------------------------------------------------
-
-
-def _check_messages(request: Any, found: list[str]) -> None:
-    messages = request.get("messages") if isinstance(request, dict) else None
-    if not isinstance(messages, list):
-        found.append("request.messages: missing or not a list")
-
-
-def _check_tagged(value: Any, where: str, found: list[str]) -> None:
-    """SDK objects (``$sdk``) and API errors (``$error``) anywhere inside ``value``."""
-    if isinstance(value, list):
-        for i, item in enumerate(value):
-            _check_tagged(item, f"{where}[{i}]", found)
-    elif isinstance(value, dict):
-        if "$sdk" in value:
-            tag = value["$sdk"]
-            if not (isinstance(tag, str) and _SDK_TAG.fullmatch(tag)):
-                found.append(f"{where}.$sdk: {tag!r} is not an anthropic class name")
-            if not isinstance(value.get("data"), dict):
-                found.append(f"{where}.data: missing or not an object")
-        elif "$error" in value:
-            _check_error(value["$error"], f"{where}.$error", found)
-        else:
-            for key, item in value.items():
-                _check_tagged(item, f"{where}.{key}", found)
-
-
-def _check_error(error: Any, where: str, found: list[str]) -> None:
-    if not isinstance(error, dict):
-        found.append(f"{where}: {_type_name(error)}, not an object")
-        return
-    status = error.get("status")
-    if not _is_int(status) or not 400 <= status <= 599:
-        found.append(f"{where}.status: {status!r} is not an error status (400-599)")
-    for key in ("class", "message", "request_id", "method", "path"):
-        if error.get(key) is not None and not isinstance(error[key], str):
-            found.append(f"{where}.{key}: {_type_name(error[key])}, not a string")
-
-
-def _check_stream(response: Any, found: list[str]) -> None:
-    if isinstance(response, dict) and "$error" in response:  # the stream failed to open
-        _check_error(response["$error"], "response.$error", found)
-        return
-    if not isinstance(response, list):
-        found.append(f"response: {_type_name(response)}, not a list of events")
-        return
-    for i, event in enumerate(response):
-        if not (isinstance(event, dict) and "$sdk" in event):
-            found.append(f"response[{i}]: not an SDK event ({{\"$sdk\": ..., \"data\": ...}})")
-        else:
-            _check_tagged(event, f"response[{i}]", found)
-
-
-def _check_token_count(request: Any, response: Any, name: str, found: list[str]) -> None:
-    if name and not name.startswith("token-count-"):
-        found.append("kind: a 'token_count' fixture must be named token-count-<12 hex>.json")
-    if name and not (isinstance(request, dict) and "messages" in request):
-        found.append("request.messages: missing")
-    if not (isinstance(response, dict) and ("$sdk" in response or "$error" in response)):
-        found.append(f"response: {_type_name(response)}, not a token count or an API error")
-    else:
-        _check_tagged(response, "response", found)
+def rekeyed(doc: Mapping[str, Any], name: str) -> tuple[str, Any]:
+    """(the name the current rules give ``doc``, its request dehydrated with them)."""
+    kind = KINDS.get(doc.get("kind"))  # type: ignore[arg-type]
+    if kind is None:
+        raise CannotRekey(f"unknown kind {doc.get('kind')!r}")
+    try:
+        request = dehydrate_json(doc.get("request"))
+        return kind.rekey(request, name), request
+    except (KeyError, TypeError) as exc:
+        raise CannotRekey(f"request: {type(exc).__name__} {exc}") from None

@@ -18,11 +18,15 @@ from typing import Any, ClassVar, TypeVar
 from .._core.config import Mode, Settings, is_active, load_settings
 from .._core.jsonable import to_jsonable
 from .._core.keys import fixture_name
-from .._ledger import journal as _journal
-from .._ledger.cost import add_usage, counted_by_caller
-from .._store.files import Document, Outcome, afetch, display_path, fetch, unreadable
+from .._core.paths import display_path
+from .._core.schema import Document
+from .._ledger.cost import counted_by_caller
+from .._ledger.notes import Event, note
+from .._store.files import unreadable
 from ..dehydrate import dehydrate_json, hydrate_json
 from ..errors import FixtureMissingError, FixtureValueError
+from .policy import Outcome, replay_or_record
+from .steps import Steps, run_awaiting, run_blocking
 
 Self = TypeVar("Self", bound="Recording")
 
@@ -110,59 +114,45 @@ class Recording:
         if self._is_async(fn):
             return self._play_async(fn)
         if not self.active:
-            _journal.note(_journal.Event.PASSED_THROUGH, None)
+            note(Event.PASSED_THROUGH, None)
             return fn()
         return self._replay_or_record(fn)
 
     async def _play_async(self, fn: Callable[[], Any]) -> Any:
         if not self.active:
-            _journal.note(_journal.Event.PASSED_THROUGH, None)
-            return await _maybe_await(fn())
+            note(Event.PASSED_THROUGH, None)
+            return await maybe_await(fn())
         return await self._areplay_or_record(fn)
 
     def _is_async(self, fn: Callable[[], Any]) -> bool:
         return self._entered_async or inspect.iscoroutinefunction(fn)
 
     def _replay_or_record(self, fn: Callable[[], Any]) -> Any:
-        try:
-            outcome = fetch(
-                self.path,
-                self.settings,
-                lambda: self._capture(fn),
-                self._secrets,
-                self._request,
-                kind=self.kind,
-            )
-        except FixtureMissingError:
-            _journal.note(_journal.Event.MISSING, self.path)
-            raise
-        return self._finish(outcome)
+        return run_blocking(self._steps(fn, self.collect))
 
     async def _areplay_or_record(self, fn: Callable[[], Any]) -> Any:
-        async def record() -> Document | None:
+        return await run_awaiting(self._steps(fn, self.acollect))
+
+    def _steps(self, fn: Callable[[], Any], collect: Callable[[Any], Any]) -> Steps[Any]:
+        """The one body of a play, blocking or awaiting (see ``steps``): ``collect`` is
+        ``self.collect`` or ``self.acollect``."""
+
+        def record() -> Steps[Document]:
             try:
                 with counted_by_caller():
-                    result = await self.acollect(fn)
+                    result = yield lambda: collect(fn)
             except Exception as exc:
                 return self._error_document(exc)
             return self._document(result)
 
         try:
-            outcome = await afetch(
+            outcome = yield from replay_or_record(
                 self.path, self.settings, record, self._secrets, self._request, kind=self.kind
             )
         except FixtureMissingError:
-            _journal.note(_journal.Event.MISSING, self.path)
+            note(Event.MISSING, self.path)
             raise
         return self._finish(outcome)
-
-    def _capture(self, fn: Callable[[], Any]) -> Document:
-        try:
-            with counted_by_caller():
-                result = self.collect(fn)
-        except Exception as exc:
-            return self._error_document(exc)
-        return self._document(result)
 
     def _error_document(self, exc: Exception) -> Document:
         stored = self.encode_error(exc)
@@ -201,9 +191,8 @@ class Recording:
             )
         self.recorded = outcome.recorded
         self.replayed = not outcome.recorded
-        cost = add_usage(outcome.doc.get("usage") or [])
-        event = _journal.Event.RECORDED if outcome.recorded else _journal.Event.REPLAYED
-        _journal.note(event, self.path, cost)
+        event = Event.RECORDED if outcome.recorded else Event.REPLAYED
+        note(event, self.path, usage=outcome.doc.get("usage") or (), changed=outcome.changed)
         try:
             return self.decode(hydrate_json(outcome.doc["response"]))
         except Exception as exc:
@@ -223,7 +212,7 @@ class Recording:
         return fn()
 
     async def acollect(self, fn: Callable[[], Any]) -> Any:
-        return await _maybe_await(fn())
+        return await maybe_await(fn())
 
     def encode(self, result: Any) -> Any:
         """The JSON value stored for a live result."""
@@ -250,7 +239,8 @@ def _is_api_error(exc: Exception) -> bool:
     return anthropic is not None and isinstance(exc, anthropic.APIError)
 
 
-async def _maybe_await(value: Any) -> Any:
+async def maybe_await(value: Any) -> Any:
+    """``value``, awaited if it is awaitable (a function that may be sync or async)."""
     if isinstance(value, Awaitable):
         return await value
     return value

@@ -12,7 +12,8 @@ import os
 from pathlib import Path
 from typing import Any, Final
 
-from .._store.files import display_path, read_document
+from .._core.paths import display_path
+from .._store.files import read_document
 
 _MAX_CANDIDATES: Final = 500
 _MAX_DIFF_LINES: Final = 40

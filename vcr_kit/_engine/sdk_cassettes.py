@@ -16,10 +16,10 @@ from typing import Any, ClassVar
 from .._core.config import Mode
 from .._core.jsonable import to_jsonable
 from .._core.keys import cassette_name, message_content, token_count_name
-from .._ledger import journal as _journal
 from .._ledger.cost import usage_entries
+from .._ledger.notes import Event, note
 from ..dehydrate import dehydrate_json
-from .cassette import Recording, _maybe_await
+from .cassette import Recording, maybe_await
 from .sdk_codec import (
     decode_value,
     encode_error,
@@ -110,14 +110,14 @@ class StreamingCassette(MessageCassette):
         if self._is_async(fn):
             return self._aiterate(fn)
         if not self.active:
-            _journal.note(_journal.Event.PASSED_THROUGH, None)
+            note(Event.PASSED_THROUGH, None)
             return _live_events(fn())
         return iter(self._replay_or_record(fn))
 
     async def _aiterate(self, fn: Callable[[], Any]) -> AsyncIterator[Any]:
         if not self.active:
-            _journal.note(_journal.Event.PASSED_THROUGH, None)
-            async for event in _async_live_events(await _maybe_await(fn())):
+            note(Event.PASSED_THROUGH, None)
+            async for event in _async_live_events(await maybe_await(fn())):
                 yield event
             return
         for event in await self._areplay_or_record(fn):
@@ -127,7 +127,7 @@ class StreamingCassette(MessageCassette):
         return list(_live_events(fn()))
 
     async def acollect(self, fn: Callable[[], Any]) -> Any:
-        return [event async for event in _async_live_events(await _maybe_await(fn()))]
+        return [event async for event in _async_live_events(await maybe_await(fn()))]
 
     def decode(self, response: Any) -> Any:
         # Stream events are not top-level responses: no request id on each of them.

@@ -23,18 +23,11 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from .._core.jsonable import to_jsonable
+from .._core.transient import is_transient
 
 SDK_TAG: Final = "$sdk"
 ERROR_TAG: Final = "$error"
 RECORDED_REQUEST_ID: Final = "req_vcr_recorded"
-#: Statuses the SDK retries and that must never become a fixture.
-TRANSIENT_STATUSES: Final = frozenset({408, 409, 429})
-
-
-def is_transient(status: int) -> bool:
-    return status in TRANSIENT_STATUSES or status >= 500
-
-
 def fresh_message_id() -> str:
     return "msg_vcr_" + os.urandom(12).hex()  # unique like uuid4, at a quarter of its cost
 

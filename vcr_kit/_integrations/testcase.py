@@ -14,66 +14,20 @@ import os
 import sys
 import unittest
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from .._core.config import Mode, activated, load_dotenv_once, test_project_root
-from .._engine.recorder import HttpRecorder
+from .._core.config import Mode
+from .._core.paths import display_path
 from .._ledger import journal as _journal
-from .._seams.intercept import intercepting
-from .._seams.transport import REPLAY_API_KEY, async_client, client, has_real_credentials
-from .._store.files import display_path
+from .._seams.transport import async_client, client
+from .session import vcr_session
 
 if TYPE_CHECKING:  # aliased: the mixin's `anthropic` property would shadow the module
     import anthropic as sdk
 
 __all__ = ["VCRMixin", "VCRTestCase"]
-
-
-@contextmanager
-def _replay_credentials(project: Path | None) -> Iterator[bool]:
-    """Yield whether a real key is set (``.env`` of the cwd or of the test's project
-    included); if none is, set a dummy one for the test, so that
-    ``anthropic.Anthropic()`` in the code under test can be built and replayed."""
-    load_dotenv_once(project)
-    if has_real_credentials():
-        yield True
-        return
-    os.environ["ANTHROPIC_API_KEY"] = REPLAY_API_KEY
-    try:
-        yield False
-    finally:
-        if os.environ.get("ANTHROPIC_API_KEY") == REPLAY_API_KEY:
-            del os.environ["ANTHROPIC_API_KEY"]
-
-
-@contextmanager
-def vcr_session(
-    mode: str | Mode | None = None,
-    fixtures_dir: str | os.PathLike[str] | None = None,
-    hosts: Sequence[str] = (),
-    test_file: str | os.PathLike[str] | None = None,
-    proxy: bool = False,
-) -> Iterator[_journal.Journal]:
-    """Everything vcr_kit does around one test: activation with the test's defaults
-    (its fixtures folder found from ``test_file``, not from the cwd), replay
-    credentials, the journal, and interception of every client's requests to an
-    Anthropic host (``hosts`` adds hosts to those); with ``proxy``, also a proxy that
-    child processes reach through ``ANTHROPIC_BASE_URL``."""
-    if isinstance(hosts, str):
-        hosts = [hosts]
-    from .._seams.proxy import proxy_for_test  # http.server: loaded when a test first runs
-
-    project = test_project_root(test_file)
-    with (
-        activated(mode, fixtures_dir, project),
-        _replay_credentials(project) as can_record,
-        _journal.journal() as journal,
-        intercepting(HttpRecorder(can_record=can_record), hosts),
-        proxy_for_test() if proxy else nullcontext(),
-    ):
-        yield journal
 
 
 class VCRMixin:

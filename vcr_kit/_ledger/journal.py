@@ -1,8 +1,8 @@
 """What happened to each fixture this process touched: replayed, recorded or missing.
 
 The unittest mixin opens a journal per test (for its assertion helpers) and the
-run summary reads the process-wide totals. Both are fed from one function,
-``note``, called by every cassette kind and by the transparent client.
+run summary reads the process-wide totals. Both are fed by ``notes.note``, the one
+way into the ledger.
 """
 
 from __future__ import annotations
@@ -14,8 +14,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-
-from . import runs as _runrecord
 
 
 class Event(str, Enum):
@@ -55,11 +53,8 @@ _fixture_dirs: set[Path] = set()
 _open_journals: list[Journal] = []
 
 
-def note(event: Event, path: Path | None, cost_usd: float = 0.0, detail: str = "") -> None:
-    if not _totals:
-        from .summary import register_summary
-
-        register_summary()
+def add(event: Event, path: Path | None, cost_usd: float = 0.0, detail: str = "") -> None:
+    """Count one entry in the totals and in every open journal."""
     entry = Entry(event, path, cost_usd, detail)
     with _lock:
         _totals[event] += 1
@@ -69,7 +64,6 @@ def note(event: Event, path: Path | None, cost_usd: float = 0.0, detail: str = "
             _fixture_dirs.add(path.parent)
         for journal in _open_journals:
             journal.entries.append(entry)
-    _runrecord.note(event.value, path, cost_usd)  # what `vcr_kit unused` reads
 
 
 @contextmanager

@@ -42,10 +42,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from .._core.config import in_tox, run_complete_word, run_id_variable, set_run_id
+
 RUNS_FOLDER: Final = ".runs"
 #: Run folders kept per fixtures folder; older ones are removed by the next writer.
 KEEP_RUNS: Final = 20
-_RUN_ID_VAR: Final = "VCR_RUN_ID"
 _COMPLETE_VAR: Final = "VCR_RUN_COMPLETE"
 _USED_EVENTS: Final = frozenset({"replayed", "recorded", "missing", "live"})
 #: ``python -m unittest`` options that do not narrow the suite.
@@ -78,13 +79,13 @@ _token = os.urandom(4).hex()
 
 def run_id() -> str:
     """This run's id; set in the environment so that child processes share it."""
-    value = os.environ.get(_RUN_ID_VAR, "").strip()
+    value = run_id_variable()
     if not value:
-        if os.environ.get("TOX_ENV_NAME"):
+        if in_tox():
             value = f"tox-{os.getppid()}"
         else:
             value = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{_token}"
-        os.environ[_RUN_ID_VAR] = value
+        set_run_id(value)
     # The id names a folder: keep it to characters every file system takes.
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in value)[:80] or "run"
 
@@ -162,7 +163,7 @@ def verdict() -> tuple[bool, str]:
         missing = _missing[0]
     if missing:
         return False, "a fixture was missing"
-    explicit = os.environ.get(_COMPLETE_VAR, "").strip().lower()
+    explicit = run_complete_word()
     if explicit in ("0", "false", "no"):
         return False, f"{_COMPLETE_VAR}={explicit}"
     if given:

@@ -19,8 +19,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Final
 
-from .._core.config import truthy
-from .._store.files import display_path
+from .._core.config import in_xdist_worker, summary_wanted
+from .._core.paths import display_path
 from . import journal as _journal
 from . import runs as _runrecord
 
@@ -105,9 +105,9 @@ def summary_line() -> str | None:
 
 
 def print_summary() -> None:
-    if not truthy(os.environ.get("VCR_REPORT", "1")):
+    if not summary_wanted():
         return
-    if os.environ.get("PYTEST_XDIST_WORKER"):  # the controller prints for the whole run
+    if in_xdist_worker():  # the controller prints for the whole run
         return
     line = summary_line()
     if line:
@@ -116,6 +116,8 @@ def print_summary() -> None:
 
 def register_summary() -> None:
     """Print the summary at exit (once per process, whatever the test runner)."""
+    if _registered:  # every note comes here: the common case takes no lock
+        return
     with _lock:
         if _registered:
             return

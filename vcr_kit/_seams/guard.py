@@ -19,11 +19,12 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from .._core.config import Mode
-from .._engine.recorder import HttpRecorder, in_live_call, is_local_proxy, live_calls_in_flight
-from .._ledger import journal as _journal
+from .._engine.live import in_live_call, is_local_proxy, live_calls_in_flight
+from .._engine.recorder import HttpRecorder
+from .._ledger.notes import Event, note
 from ..errors import FixtureMissingError
 from .hosts import HostSet
-from .sdk_patch import deliver
+from .sdk_errors import deliver
 
 
 class Interception(Protocol):
@@ -81,10 +82,10 @@ def _port_number(port: Any) -> int | None:
 
 def _refuse_or_note(session: Interception, host: str, port: Any) -> None:
     if session.recorder.settings.mode is Mode.REPLAY:
-        _journal.note(_journal.Event.MISSING, None, detail=f"connection to {host}:{port}")
+        note(Event.MISSING, None, detail=f"connection to {host}:{port}")
         raise deliver(FixtureMissingError(unwrapped_client_message(host, port)))
-    _journal.note(
-        _journal.Event.LIVE,
+    note(
+        Event.LIVE,
         None,
         detail=f"connection to {host}:{port} from a client vcr_kit could not wrap",
     )

@@ -11,12 +11,12 @@ per distinct value.
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterable
 from functools import lru_cache
 from typing import Final
 from urllib.parse import urlsplit
 
+from .._core.config import host_variables
 from ..errors import ConfigError
 
 __all__ = ["DEFAULT_HOST", "HostSet", "anthropic_hosts", "parse_host"]
@@ -81,5 +81,5 @@ def _host_set(base_url: str, listed: str, extra: tuple[str, ...]) -> HostSet:
 
 def anthropic_hosts(extra: Iterable[str] = ()) -> HostSet:
     """The hosts to record and replay, as the environment says now, plus ``extra``."""
-    env = os.environ
-    return _host_set(env.get("ANTHROPIC_BASE_URL", ""), env.get("VCR_HOSTS", ""), tuple(extra))
+    base_url, listed = host_variables()
+    return _host_set(base_url, listed, tuple(extra))

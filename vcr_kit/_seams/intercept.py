@@ -29,11 +29,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .._core.httplib import loaded_libraries
-from .._engine.recorder import HttpRecorder, in_live_call, to_local_proxy
+from .._engine.live import in_live_call, to_local_proxy
+from .._engine.recorder import HttpRecorder
 from . import guard as _guard
 from . import lazytls as _lazytls
 from .hosts import HostSet, anthropic_hosts
-from .sdk_patch import filling_credentials, install_error_passage
+from .sdk_credentials import filling_credentials
+from .sdk_errors import delivered, install_error_passage
 
 if TYPE_CHECKING:
     import httpx2
@@ -78,7 +80,8 @@ def _sync_seam(original: Callable[..., Any]) -> Callable[..., Any]:
         if session is None or in_live_call() or not session.wants(request):
             response: httpx2.Response = original(self, request)
             return response
-        return session.recorder.handle(request, lambda r: original(self, r))
+        with delivered():
+            return session.recorder.handle(request, lambda r: original(self, r))
 
     return handle_request
 
@@ -94,7 +97,8 @@ def _async_seam(original: Callable[..., Any]) -> Callable[..., Any]:
             answer: httpx2.Response = await original(self, r)
             return answer
 
-        return await session.recorder.ahandle(request, live)
+        with delivered():
+            return await session.recorder.ahandle(request, live)
 
     return handle_async_request
 

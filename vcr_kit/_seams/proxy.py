@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
 import socket
 import sys
@@ -32,14 +31,18 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
-from .._core.config import Mode
+from .._core.config import Mode, base_url, base_url_set_to
+from .._core.credentials import has_real_key
+from .._core.http_request import request_key
 from .._core.httplib import sdk_library
 from .._core.ids import replace_tool_ids, stable_tool_ids
-from .._engine.recorder import HttpRecorder, has_real_key, parse_sse, render_sse, request_key
-from .._ledger import journal as _journal
+from .._engine.http_codec import parse_sse, render_sse
+from .._engine.live import add_local_proxy, remove_local_proxy
+from .._engine.recorder import HttpRecorder
+from .._ledger.notes import Event, note
 from ..errors import VCRError
 
-__all__ = ["DEFAULT_UPSTREAM", "Proxy", "ProxyError", "proxy", "proxy_for_test", "serves"]
+__all__ = ["DEFAULT_UPSTREAM", "Proxy", "ProxyError", "proxy", "proxy_for_test"]
 
 DEFAULT_UPSTREAM: Final = "https://api.anthropic.com"
 HOST: Final = "127.0.0.1"
@@ -67,23 +70,10 @@ _EVENT_END: Final = re.compile(rb"\r?\n\r?\n")
 _TOOL_ID_MARK: Final = b"toolu_"  # toolu_, srvtoolu_ and mcptoolu_ all contain it
 _STOP_WAIT: Final = 600.0
 
-#: host:port of every proxy running in this process (see ``serves``).
-_running: set[str] = set()
-_running_lock = threading.Lock()
 
 
 class ProxyError(OSError):
     """The proxy cannot start (the port is taken) or cannot reach its upstream."""
-
-
-def serves(host: str, port: int | None) -> bool:
-    """Whether a vcr_kit proxy of this process listens at ``host:port``.
-
-    The in-process recorder lets requests to it through: the proxy records them,
-    and locking the same fixture twice in one process would wait forever.
-    """
-    with _running_lock:
-        return f"{host}:{port}" in _running
 
 
 def _default_log(line: str) -> None:
@@ -113,7 +103,7 @@ class Proxy:
         log: Callable[[str], None] = _default_log,
     ) -> None:
         # Resolved now, before a caller points ANTHROPIC_BASE_URL at this proxy.
-        self.upstream = upstream or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_UPSTREAM
+        self.upstream = upstream or base_url() or DEFAULT_UPSTREAM
         self.upstream = self.upstream.rstrip("/")
         self.log = log
         self.recorder = HttpRecorder(mode=mode, fixtures_dir=fixtures_dir)
@@ -141,8 +131,7 @@ class Proxy:
         self.client = self.lib.Client(
             timeout=self.lib.Timeout(600.0, connect=10.0), follow_redirects=False
         )
-        with _running_lock:
-            _running.add(f"{HOST}:{self.port}")
+        add_local_proxy(HOST, self.port)  # this process's seams let its requests through
         self._thread = threading.Thread(
             target=self._httpd.serve_forever,
             kwargs={"poll_interval": 0.05},
@@ -161,8 +150,7 @@ class Proxy:
         self._httpd.wait_idle(_STOP_WAIT)
         self._httpd.close_idle_connections()
         self._httpd.server_close()
-        with _running_lock:
-            _running.discard(f"{HOST}:{self.port}")
+        remove_local_proxy(HOST, self.port)
         if self.client is not None:
             self.client.close()
             self.client = None
@@ -340,7 +328,8 @@ class _Exchange:
             headers=self.headers,
             content=self.body,
         )
-        recorder = self.proxy.recorder if has_real_key(request) else self.proxy.keyless_recorder
+        real_key = has_real_key(request.headers)
+        recorder = self.proxy.recorder if real_key else self.proxy.keyless_recorder
         self.request, self.recorder = request, recorder
         try:
             answer = recorder.handle(request, self.live)
@@ -363,7 +352,7 @@ class _Exchange:
             )
             return
         if recorder.settings.mode is Mode.OFF:
-            _journal.note(_journal.Event.PASSED_THROUGH, None)
+            note(Event.PASSED_THROUGH, None)
         if self.forwarded:
             self.handler.end_chunks()
         else:  # a replay
@@ -498,13 +487,5 @@ def proxy_for_test() -> Iterator[str]:
     """One proxy for one test, with the test's mode and fixtures folder, and
     ``ANTHROPIC_BASE_URL`` pointing at it while the test runs (child processes
     inherit it); the old value is back afterwards."""
-    with Proxy() as running:
-        old = os.environ.get("ANTHROPIC_BASE_URL")
-        os.environ["ANTHROPIC_BASE_URL"] = running.url
-        try:
-            yield running.url
-        finally:
-            if old is None:
-                os.environ.pop("ANTHROPIC_BASE_URL", None)
-            else:
-                os.environ["ANTHROPIC_BASE_URL"] = old
+    with Proxy() as running, base_url_set_to(running.url):
+        yield running.url

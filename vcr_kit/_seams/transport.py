@@ -9,21 +9,21 @@ client makes no connection.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from .._core.config import Mode, load_dotenv_once
+from .._core.credentials import REPLAY_API_KEY, has_real_credentials
 from .._core.httplib import sdk_library
 from .._engine.recorder import HttpRecorder
-from .sdk_patch import CREDENTIAL_VARS, REPLAY_API_KEY, install_error_passage
+from .sdk_errors import delivered, install_error_passage
 
 if TYPE_CHECKING:  # imported on first use: `import anthropic` costs most of a second
     import anthropic
     import httpx2
 
-__all__ = ["REPLAY_API_KEY", "VCRTransport", "async_client", "client", "transport_class"]
+__all__ = ["VCRTransport", "async_client", "client", "transport_class"]
 
 
 class _RecordingTransport:
@@ -55,14 +55,16 @@ class _RecordingTransport:
         return self._async_live
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-        return self.recorder.handle(request, lambda r: self._live_transport().handle_request(r))
+        with delivered():
+            return self.recorder.handle(request, lambda r: self._live_transport().handle_request(r))
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         async def live(r: httpx2.Request) -> httpx2.Response:
             answer: httpx2.Response = await self._async_live_transport().handle_async_request(r)
             return answer
 
-        return await self.recorder.ahandle(request, live)
+        with delivered():
+            return await self.recorder.ahandle(request, live)
 
     def close(self) -> None:
         if self._live is not None:
@@ -110,12 +112,6 @@ def _credentials(kwargs: dict[str, Any]) -> bool:
         return True
     kwargs["api_key"] = REPLAY_API_KEY
     return False
-
-
-def has_real_credentials() -> bool:
-    """A key in the environment that is not vcr_kit's own stand-in (set during tests)."""
-    values = (os.environ.get(name) for name in CREDENTIAL_VARS)
-    return any(value and value != REPLAY_API_KEY for value in values)
 
 
 def _check_kwargs(kwargs: dict[str, Any]) -> None:

@@ -1,4 +1,4 @@
-"""Fixture files on disk: read, atomic write, per-fixture lock, single flight.
+"""Fixture files on disk: read, check before a write, atomic write, keep a paid answer.
 
 A fixture is one pretty-printed JSON object in a fixed key order, so re-recording an
 unchanged answer rewrites the same bytes and a review diff is readable. Writes go
@@ -6,6 +6,8 @@ to a temp file in the git-ignored ``.locks/`` folder beside the fixture (same fi
 system), are fsynced, then ``os.replace``d over the target: a crash at any instant
 leaves the old file or the new one, never a torn one, and the temp file a killed
 writer leaves behind is one ``git add`` never stages and the next writer removes.
+
+I/O only: which mode reads or writes what is the engine's to decide (``_engine.policy``).
 """
 
 from __future__ import annotations
@@ -17,82 +19,40 @@ import os
 import re
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Final, NoReturn, TypeVar
+from typing import Any, Final, NoReturn
 
-from filelock import FileLock, Timeout
-
-from .._core.config import Mode, Settings
-from .._core.schema import problems
-from .._ledger.runs import note_changed
+from .._core.paths import display_path
+from .._core.schema import FORMAT_KEY, FORMAT_VERSION, Document
 from ..dehydrate import map_strings
-from ..errors import (
-    FixtureCorruptError,
-    FixtureMissingError,
-    FixtureValueError,
-    FixtureWriteError,
-    LockTimeoutError,
-)
+from ..errors import FixtureCorruptError, FixtureValueError, FixtureWriteError
 from .rescue import rescue, rescue_folders
 from .secrets import scan_for_secrets, scan_request
 
-FORMAT_VERSION: Final = 1
-FORMAT_KEY: Final = "vcr_kit_format"
+__all__ = [
+    "LOCK_FOLDER",
+    "STALE_SECONDS",
+    "TEMP_SUFFIX",
+    "check_before_paying",
+    "mask_request_ids",
+    "parse_document",
+    "private_folder",
+    "read_document",
+    "remove_stale_temps",
+    "save",
+    "serialize_document",
+    "temp_files",
+    "unreadable",
+    "write_document",
+    "write_error",
+]
+
 LOCK_FOLDER: Final = ".locks"
 TEMP_SUFFIX: Final = ".tmp"
 #: A temp file older than this belongs to a writer that died: even a large fixture is
 #: written in well under a second, so ten minutes never catches a live write.
 STALE_SECONDS: Final = 600.0
-_READ_SIZE: Final = 1 << 16
-_ASYNC_LOCK_POLL: Final = 0.02
-
-T = TypeVar("T")
-Document = dict[str, Any]
-
-
-def display_path(path: Path) -> str:
-    """The path as the user would type it: relative to the cwd when it is below it."""
-    try:
-        return str(path.relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
-
-
-def missing_message(path: Path, hint: str = "") -> str:
-    # The absolute path: the run may have started anywhere, and the folder it looked in
-    # is what tells a user that it was the wrong one.
-    message = (
-        f"Fixture missing: {path}. "
-        "Re-run the tests with VCR_RECORD=1, then commit the result."
-    )
-    return f"{message}\n{hint}" if hint else message
-
-
-NEEDS_KEY: Final = (
-    "Recording it needs an API key: set ANTHROPIC_API_KEY (in the environment or in .env) "
-    "and run again."
-)
-
-
-def keyless_missing_message(path: Path, hint: str = "") -> str:
-    """A miss where recording was allowed but no key was given: the advice is the key
-    (``VCR_RECORD=1`` is for CI, where it would change nothing here)."""
-    message = f"Fixture missing: {path}.\n{NEEDS_KEY}"
-    return f"{message}\n{hint}" if hint else message
-
-
-def replay_missing_message(path: Path, hint: str = "") -> str:
-    """A miss in replay mode: in CI, ``VCR_RECORD=1`` lets the run record; when
-    ``VCR_MODE=replay`` itself is set, it would not (``VCR_MODE`` wins), so say that."""
-    if os.environ.get("VCR_MODE", "").strip().lower() == "replay":
-        message = (
-            f"Fixture missing: {path}. VCR_MODE=replay never records: run the tests with "
-            "VCR_MODE=auto and an API key, then commit the result."
-        )
-        return f"{message}\n{hint}" if hint else message
-    return missing_message(path, hint)
 
 
 def read_document(path: Path) -> Document | None:
@@ -107,21 +67,6 @@ def read_document(path: Path) -> Document | None:
             f"Fixture {display_path(path)} is a folder, not a file. Remove it.", path
         ) from None
     return parse_document(data, path)
-
-
-def _read_file(path: Path) -> bytes:
-    # os.open/os.read, not Path.read_bytes(): no file object to build, on the replay hot path.
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
-    try:
-        data = os.read(fd, _READ_SIZE)
-        if len(data) < _READ_SIZE:  # most fixtures: one read
-            return data
-        chunks = [data]
-        while chunk := os.read(fd, _READ_SIZE):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
 
 
 def parse_document(data: bytes, path: Path) -> Document:
@@ -205,7 +150,7 @@ def write_document(path: Path, doc: Document, secrets: Iterable[tuple[str, str]]
         scratch = private_folder(folder)
         fd, temp_name = tempfile.mkstemp(dir=scratch, prefix=f".{path.name}.", suffix=TEMP_SUFFIX)
     except OSError as exc:
-        raise _write_error(path, exc) from None
+        raise write_error(path, exc) from None
     try:
         with os.fdopen(fd, "wb") as handle:  # owns fd from here: closed whatever happens
             os.chmod(temp_name, 0o644)  # mkstemp makes 0600; a fixture is shared, committed data
@@ -220,13 +165,13 @@ def write_document(path: Path, doc: Document, secrets: Iterable[tuple[str, str]]
         # should be, the folder removed meanwhile): under the SDK a raw OSError would be
         # retried as a connection error, calling the API again for nothing.
         if isinstance(exc, OSError):
-            raise _write_error(path, exc) from None
+            raise write_error(path, exc) from None
         raise
     _fsync_folder(folder)
     remove_stale_temps(folder)
 
 
-def _write_error(path: Path, exc: OSError) -> FixtureWriteError:
+def write_error(path: Path, exc: OSError) -> FixtureWriteError:
     where, folder = display_path(path), display_path(path.parent)
     if path.is_dir():
         message = f"Cannot write fixture {where}: a folder is in its place. Remove it."
@@ -296,80 +241,6 @@ def _fsync_folder(folder: Path) -> None:
         os.close(fd)
 
 
-def lock_for(path: Path) -> FileLock:
-    """The per-fixture lock. Its file lives in ``.locks/`` beside the fixtures and is
-    left in place on release (deleting it would race a process that just opened it)."""
-    try:
-        folder = private_folder(path.parent)
-    except OSError as exc:
-        raise FixtureWriteError(
-            f"Cannot create the lock folder {display_path(path.parent / LOCK_FOLDER)}: "
-            f"{exc.strerror or exc}. Make the fixtures folder writable or set VCR_FIXTURES_DIR.",
-            path,
-        ) from None
-    # thread_local=False: an async task may acquire in one thread and release in another.
-    return FileLock(str(folder / (path.name + ".lock")), thread_local=False)
-
-
-def _lock_error(path: Path, exc: OSError) -> FixtureWriteError:
-    error = _write_error(path, exc)
-    return FixtureWriteError(f"{error.message} The API was not called.", path)
-
-
-def _timeout_error(path: Path, timeout: float) -> LockTimeoutError:
-    return LockTimeoutError(
-        f"Timed out after {timeout:g} s waiting for the lock of {display_path(path)}: another "
-        "process is recording it. Raise VCR_LOCK_TIMEOUT, or delete a stale "
-        f"{display_path(path.parent / LOCK_FOLDER)} entry if no process is recording.",
-        path,
-    )
-
-
-def served(path: Path, doc: Document, kind: str | None = None, request: Any = None) -> Outcome:
-    """``doc`` as a replay, once its shape fits its kind: a fixture that would replay
-    wrongly (a 200 with no body, SSE events under a request that asked for JSON) fails
-    here, naming the file and the field, before anything reaches the SDK.
-
-    An HTTP answer is checked against ``request``, the live request's stored form: it
-    is what the SDK will parse the answer for (a stream or not), whatever the file says.
-    """
-    if kind is not None and doc.get("kind") != kind:
-        raise unreadable(path, f"it holds a {doc.get('kind')!r} fixture, not {kind!r}")
-    if "response" not in doc:
-        raise unreadable(path, "it has no 'response'")
-    if request is not None and kind == "http":
-        doc = {**doc, "request": request}
-    found = problems(doc, path.name, replay=True)
-    if found:
-        more = f" (and {len(found) - 1} more: `vcr_kit check` lists them)" if found[1:] else ""
-        raise unreadable(path, found[0] + more)
-    return Outcome(doc, recorded=False)
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What a lookup gave: the fixture document and whether it was just recorded."""
-
-    doc: Document
-    recorded: bool
-
-
-#: A recorder calls the API and returns the document to save, or None when the
-#: answer must not be saved (a transient failure the SDK will retry).
-Recorder = Callable[[], Document | None]
-AsyncRecorder = Callable[[], Awaitable[Document | None]]
-
-
-def _lookup(path: Path, settings: Settings, request: Any) -> Document | None:
-    if settings.mode is Mode.RECORD:
-        return None
-    doc = read_document(path)
-    if doc is None and settings.mode is Mode.REPLAY:
-        hint = near_miss_hint(path, request)
-        raise FixtureMissingError(replay_missing_message(path, hint), path)
-    return doc
-
-
 #: Below this much free space a recording is refused before the call: most answers
 #: are a few KB; a longer one that still does not fit is rescued (see ``_rescue``).
 MIN_FREE_BYTES: Final = 64 * 1024
@@ -396,7 +267,7 @@ def check_writable(path: Path) -> None:
         except OSError as exc:
             probe = exc
     if probe is not None:
-        error = _write_error(path, probe)
+        error = write_error(path, probe)
         raise FixtureWriteError(f"{error.message} The API was not called.", path)
 
 
@@ -410,21 +281,25 @@ def check_before_paying(
     check_writable(path)
 
 
-def _save(path: Path, doc: Document | None, secrets: Iterable[tuple[str, str]]) -> Outcome | None:
-    if doc is None:
-        return None
+def save(
+    path: Path, doc: Document, secrets: Iterable[tuple[str, str]]
+) -> tuple[Document, bool]:
+    """Write ``doc`` as the fixture at ``path`` unless the file already says the same.
+
+    Returns the document as it is on disk and whether it replaced a different answer
+    (the summary lists those). On a failed write the paid answer is rescued and the
+    error says where it is.
+    """
     doc = {FORMAT_KEY: FORMAT_VERSION, **doc}
     kept = _same_answer_on_disk(path, doc)
     if kept is not None:  # a re-record that changed nothing changes no byte
-        return Outcome(kept, recorded=True)
+        return kept, False
     existed = path.exists()
     try:
         write_document(path, doc, secrets)
     except FixtureWriteError as exc:  # after the paid call: keep the answer somewhere
         raise _rescued(path, doc, exc) from None
-    if existed:  # the summary lists the answers a re-record changed
-        note_changed(path)
-    return Outcome(doc, recorded=True)
+    return doc, existed
 
 
 # An error keeps the request id the API gave it (it is what one quotes to Anthropic),
@@ -440,7 +315,7 @@ def _same_answer_on_disk(path: Path, doc: Document) -> Document | None:
         return None
     if old is None:
         return None
-    return old if _mask_request_ids(old) == _mask_request_ids(doc) else None
+    return old if mask_request_ids(old) == mask_request_ids(doc) else None
 
 
 def _rescued(path: Path, doc: Document, exc: FixtureWriteError) -> FixtureWriteError:
@@ -457,95 +332,8 @@ def _rescued(path: Path, doc: Document, exc: FixtureWriteError) -> FixtureWriteE
     return FixtureWriteError(exc.message + where, path)
 
 
-def _mask_request_ids(value: Any) -> Any:
+def mask_request_ids(value: Any) -> Any:
+    """``value`` with every request id reduced to ``req_``: two answers that differ in
+    nothing else are the same answer."""
     # Also inside text: the SDK's error message quotes the body, request id included.
     return map_strings(value, lambda s: _REQUEST_ID.sub("req_", s) if "req_" in s else s)
-
-
-def fetch(
-    path: Path,
-    settings: Settings,
-    record: Recorder,
-    secrets: Callable[[], Iterable[tuple[str, str]]] = tuple,
-    request: Any = None,
-    *,
-    kind: str | None = None,
-) -> Outcome | None:
-    """Replay the fixture at ``path`` or record it, once across processes and threads.
-
-    On a miss the per-fixture lock is taken and the file looked up again: a worker
-    that waited while another recorded reads that recording instead of calling the
-    API a second time (single flight). Returns None when the recorder declined to
-    save (its live answer is then the caller's to use).
-    """
-    doc = _lookup(path, settings, request)
-    if doc is not None:
-        return served(path, doc, kind, request)
-    lock = lock_for(path)
-    try:
-        lock.acquire(timeout=settings.lock_timeout)
-    except Timeout:
-        raise _timeout_error(path, settings.lock_timeout) from None
-    except OSError as exc:  # a read-only file system, a full one
-        raise _lock_error(path, exc) from None
-    try:
-        if settings.mode is Mode.AUTO:
-            doc = read_document(path)
-            if doc is not None:
-                return served(path, doc, kind, request)
-        known = list(secrets())
-        check_before_paying(path, request, known)
-        return _save(path, record(), known)
-    finally:
-        lock.release()
-
-
-async def afetch(
-    path: Path,
-    settings: Settings,
-    record: AsyncRecorder,
-    secrets: Callable[[], Iterable[tuple[str, str]]] = tuple,
-    request: Any = None,
-    *,
-    kind: str | None = None,
-) -> Outcome | None:
-    """``fetch`` for async callers: waits for the lock without blocking the event loop."""
-    import anyio  # the SDK's own async layer: works under asyncio and trio alike
-
-    doc = _lookup(path, settings, request)
-    if doc is not None:
-        return served(path, doc, kind, request)
-    lock = lock_for(path)
-    # A wall-clock deadline, as filelock's own wait for sync callers: summing the poll
-    # intervals would stretch the wait on a busy event loop, where sleeps overrun.
-    deadline = time.monotonic() + settings.lock_timeout
-    while True:
-        try:
-            lock.acquire(timeout=0)
-            break
-        except Timeout:  # an OSError too: caught first
-            if time.monotonic() >= deadline:
-                raise _timeout_error(path, settings.lock_timeout) from None
-        except OSError as exc:  # a read-only file system, a full one
-            raise _lock_error(path, exc) from None
-        await anyio.sleep(_ASYNC_LOCK_POLL)
-    try:
-        if settings.mode is Mode.AUTO:
-            doc = read_document(path)
-            if doc is not None:
-                return served(path, doc, kind, request)
-        known = list(secrets())
-        check_before_paying(path, request, known)
-        return _save(path, await record(), known)
-    finally:
-        lock.release()
-
-
-def near_miss_hint(path: Path, request: Any) -> str:
-    """Point at the recorded fixture nearest to a missing one (same conversation prefix)."""
-    from .._engine.near_miss import describe_near_miss
-
-    try:
-        return describe_near_miss(path, request)
-    except Exception:  # a hint must never hide the real error
-        return ""

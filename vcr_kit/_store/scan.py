@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from .._core.paths import display_path
 from ..errors import VCRError
-from .files import LOCK_FOLDER, STALE_SECONDS, display_path, parse_document, temp_files
+from .files import LOCK_FOLDER, STALE_SECONDS, parse_document, temp_files
 
 JSON_SUFFIX: Final = ".json"
 LOCK_SUFFIX: Final = ".lock"

@@ -7,34 +7,20 @@ printed the environment) by looking at the exact bytes about to be written.
 
 from __future__ import annotations
 
-import os
+import json
 import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Final
 
+from .._core.credentials import live_secrets
+from .._core.paths import display_path
 from ..errors import SecretLeakError
 
-#: Environment variables whose values must never appear in a fixture.
-SECRET_ENV_VARS: Final = (
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_AUTH_TOKEN",
-    "ANTHROPIC_ADMIN_KEY",
-    "CLAUDE_CODE_OAUTH_TOKEN",
-)
-#: Shorter values would match ordinary text ("test", "dummy"): only real keys count.
-_MIN_SECRET_LENGTH: Final = 16
 _KEY_SHAPES: Final = (
     ("an Anthropic key (sk-ant-...)", re.compile(rb"sk-ant-[A-Za-z0-9_\-]{20,}")),
     ("a bearer token", re.compile(rb"Bearer [A-Za-z0-9._~+/\-]{20,}=*")),
 )
-
-
-def live_secrets(extra: Iterable[tuple[str, str]] = ()) -> list[tuple[str, str]]:
-    """(label, value) pairs: the key variables of the environment plus ``extra``."""
-    found = [(name, os.environ.get(name, "")) for name in SECRET_ENV_VARS]
-    found.extend(extra)
-    return [(label, value) for label, value in found if len(value) >= _MIN_SECRET_LENGTH]
 
 
 #: Delta fields whose pieces make up one streamed block's text.
@@ -111,14 +97,10 @@ def scan_request(request: Any, path: Path, extra: Iterable[tuple[str, str]] = ()
     Its fixture would be refused after the call anyway (the request is stored in it),
     so the call would be paid for on every run and never kept.
     """
-    import json
-
     data = json.dumps(request, ensure_ascii=False).encode("utf-8")
     found = find_secret(data, extra)
     if found is None:
         return
-    from .files import display_path
-
     what, where = found
     raise SecretLeakError(
         f"Refusing to record fixture {display_path(path)}: the request itself contains "
@@ -129,8 +111,6 @@ def scan_request(request: Any, path: Path, extra: Iterable[tuple[str, str]] = ()
 
 
 def _refuse(path: Path, what: str, where: str) -> None:
-    from .files import display_path
-
     raise SecretLeakError(
         f"Refusing to write fixture {display_path(path)}: it contains {what} {where}. "
         "Nothing was written. Keep secrets out of prompts and tool results, "

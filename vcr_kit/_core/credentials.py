@@ -1,0 +1,95 @@
+"""Credentials: the one place that knows which keys exist, where they come from, and
+vcr_kit's stand-in for a client that has none.
+
+Every question about a key goes through here: whether a real one is set (in the
+environment, ``.env`` included, or in a request's headers), which values must
+never reach a fixture, and the stand-in a replaying client is given.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Final
+
+__all__ = [
+    "CREDENTIAL_HEADERS",
+    "CREDENTIAL_VARS",
+    "REPLAY_API_KEY",
+    "SECRET_ENV_VARS",
+    "credentials_in",
+    "environment_key",
+    "has_real_credentials",
+    "has_real_key",
+    "live_secrets",
+    "stand_in_key_while",
+    "uses_stand_in_key",
+]
+
+#: Given to a client that has no credentials, so the SDK builds requests; a replay
+#: never sends it anywhere, and a miss explains that recording needs a real key.
+REPLAY_API_KEY: Final = "vcr-kit-replay-no-key"
+#: The variables the SDK reads a key from.
+CREDENTIAL_VARS: Final = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+#: Environment variables whose values must never appear in a fixture.
+SECRET_ENV_VARS: Final = (*CREDENTIAL_VARS, "ANTHROPIC_ADMIN_KEY", "CLAUDE_CODE_OAUTH_TOKEN")
+#: Request headers that carry a credential: never stored, and their values never written.
+CREDENTIAL_HEADERS: Final = ("x-api-key", "authorization", "api-key", "cookie")
+#: Shorter values would match ordinary text ("test", "dummy"): only real keys count.
+_MIN_SECRET_LENGTH: Final = 16
+
+
+def environment_key() -> str:
+    """The key a client without one gets during a test: the environment's, else the
+    stand-in (``.env`` was loaded when the test started)."""
+    return os.environ.get(CREDENTIAL_VARS[0]) or REPLAY_API_KEY
+
+
+def has_real_credentials() -> bool:
+    """A key in the environment that is not vcr_kit's own stand-in (set during tests)."""
+    values = (os.environ.get(name) for name in CREDENTIAL_VARS)
+    return any(value and value != REPLAY_API_KEY for value in values)
+
+
+@contextmanager
+def stand_in_key_while(needed: bool) -> Iterator[None]:
+    """With ``needed``, set the stand-in key for the block, so that
+    ``anthropic.Anthropic()`` in the code under test can be built and replayed."""
+    if not needed:
+        yield
+        return
+    os.environ[CREDENTIAL_VARS[0]] = REPLAY_API_KEY
+    try:
+        yield
+    finally:
+        if os.environ.get(CREDENTIAL_VARS[0]) == REPLAY_API_KEY:
+            del os.environ[CREDENTIAL_VARS[0]]
+
+
+def credentials_in(headers: Mapping[str, str]) -> list[tuple[str, str]]:
+    """(label, value) of each credential a request's headers carry, so a write can be
+    refused if one leaks."""
+    found = []
+    for header in CREDENTIAL_HEADERS:
+        value = headers.get(header)
+        if value:
+            found.append((f"the {header} header", value.removeprefix("Bearer ").strip()))
+    return found
+
+
+def uses_stand_in_key(headers: Mapping[str, str]) -> bool:
+    """The request carries vcr_kit's stand-in key: nothing may be sent with it."""
+    return any(value == REPLAY_API_KEY for _, value in credentials_in(headers))
+
+
+def has_real_key(headers: Mapping[str, str]) -> bool:
+    """The request carries a credential that is not vcr_kit's stand-in."""
+    return any(value != REPLAY_API_KEY for _, value in credentials_in(headers))
+
+
+def live_secrets(extra: Iterable[tuple[str, str]] = ()) -> list[tuple[str, str]]:
+    """(label, value) pairs: the key variables of the environment plus ``extra``."""
+    found = [(name, os.environ.get(name, "")) for name in SECRET_ENV_VARS]
+    found.extend(extra)
+    return [(label, value) for label, value in found if len(value) >= _MIN_SECRET_LENGTH]

@@ -1,0 +1,94 @@
+"""The request side of an HTTP exchange: its fixture name and stored form, and the form
+the API must receive while recording.
+
+One request becomes one fixture, named by method, path and the whole dehydrated
+JSON body (plus the ``anthropic-beta`` header, which changes what the API does);
+headers that vary by machine or SDK version are not part of the key, and the
+credentials are never stored. Pure: works on the request object it is handed
+(``httpx2``'s or ``httpx``'s, the same API), never sends it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+from typing import TYPE_CHECKING, Any, Final
+
+from ..dehydrate import dehydrate_json, json_text_may_change
+from .httplib import library_of
+from .ids import live_ids_in, quoted_tokens
+from .keys import http_name
+
+if TYPE_CHECKING:  # at run time a request may be httpx2's or httpx's (anthropic 0.x): same API
+    import httpx2
+
+__all__ = ["request_key", "with_live_ids"]
+
+#: Request headers that change what the API answers (and so belong in the key).
+_KEYED_HEADERS: Final = ("anthropic-beta",)
+
+
+class _NotFinite(Exception):
+    """Internal: the body holds NaN or an infinity (parsed the slow way instead)."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _NotFinite(name)
+
+
+def request_key(request: httpx2.Request) -> tuple[str, dict[str, Any]]:
+    """The fixture name and the stored (dehydrated) form of ``request``."""
+    body_bytes = request.content
+    body: Any
+    finite = True
+    if not body_bytes:
+        body = None
+    else:
+        try:
+            text = quoted_tokens(body_bytes.decode("utf-8"))
+            try:  # NaN refused here: the key's canonical JSON can then skip looking for it
+                body = json.loads(text, parse_constant=_refuse_constant)
+            except _NotFinite:
+                finite = False
+                body = json.loads(text)
+            if isinstance(body, dict) and "metadata" in body:
+                # user and session ids (Claude Code sends a random session per run): noise
+                # to the answer, so neither keyed nor stored.
+                body = {k: v for k, v in body.items() if k != "metadata"}
+            if json_text_may_change(text):  # most requests: one scan, no walk
+                body = dehydrate_json(body)
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            # Not JSON (a file upload): key on the bytes, store only their hash.
+            body = {"sha1": hashlib.sha1(body_bytes, usedforsecurity=False).hexdigest()}
+    path = quoted_tokens(request.url.path)  # GET /v1/messages/batches/<id>
+    stored: dict[str, Any] = {"method": request.method, "path": path, "body": body}
+    if request.url.query:  # parsed only when there is one (a GET with a limit, say)
+        stored["query"] = sorted(request.url.params.multi_items())
+    for header in _KEYED_HEADERS:
+        if header in request.headers:
+            stored[header] = request.headers[header]
+    return http_name(request.method, path, stored, finite=finite), stored
+
+
+def with_live_ids(request: httpx2.Request) -> httpx2.Request:
+    """``request`` as the API must receive it: ids vcr_kit gave out (fresh on replay,
+    stored tool ids) replaced by the live ids they stand for, in the path and body."""
+    path = request.url.path
+    live_path = live_ids_in(path)
+    body = request.content
+    live_body = body
+    if body:
+        with contextlib.suppress(UnicodeDecodeError):  # an upload: no ids to translate
+            live_body = live_ids_in(body.decode("utf-8")).encode("utf-8")
+    if live_path == path and live_body == body:
+        return request
+    headers = [(k, v) for k, v in request.headers.multi_items() if k.lower() != "content-length"]
+    rewritten: httpx2.Request = library_of(request).Request(
+        request.method,
+        request.url.copy_with(path=live_path),
+        headers=headers,
+        content=live_body,
+        extensions=request.extensions,
+    )
+    return rewritten

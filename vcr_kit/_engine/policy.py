@@ -1,0 +1,139 @@
+"""Replay or record: what each mode does on a hit and on a miss, once for every caller.
+
+``replay_or_record`` is the one body (see ``steps``) that the HTTP recorder and the
+cassettes drive, blocking or awaiting. Its way down: look the fixture up (store);
+on a hit, check its shape (core schema) and serve it; on a miss, take the
+fixture's lock, look again (another process may have recorded it meanwhile:
+single flight), refuse before paying for anything that would refuse the write
+(secrets gate, a full or read-only disk), call the recorder and save. What
+happened is the caller's to note in the ledger, once, with the answer's cost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .._core.config import Mode, Settings
+from .._core.schema import Document, problems
+from .._store.files import check_before_paying, read_document, save, unreadable
+from .._store.locks import POLL_SECONDS, LockWait
+from ..errors import FixtureMissingError
+from .misses import near_miss_hint, replay_missing_message
+from .steps import Pause, Steps, once, run_awaiting, run_blocking
+
+__all__ = ["Outcome", "afetch", "fetch", "replay_or_record", "served"]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a lookup gave: the fixture document, whether it was just recorded, and
+    whether that recording replaced a different answer."""
+
+    doc: Document
+    recorded: bool
+    changed: bool = False
+
+
+Secrets = Callable[[], Iterable[tuple[str, str]]]
+
+
+def served(path: Path, doc: Document, kind: str | None = None, request: Any = None) -> Outcome:
+    """``doc`` as a replay, once its shape fits its kind: a fixture that would replay
+    wrongly (a 200 with no body, SSE events under a request that asked for JSON) fails
+    here, naming the file and the field, before anything reaches the SDK.
+
+    ``request``, when given, is the live request's stored form: an answer is checked
+    against what the SDK will parse it for (a stream or not), whatever the file says.
+    """
+    if kind is not None and doc.get("kind") != kind:
+        raise unreadable(path, f"it holds a {doc.get('kind')!r} fixture, not {kind!r}")
+    if "response" not in doc:
+        raise unreadable(path, "it has no 'response'")
+    if request is not None:
+        doc = {**doc, "request": request}
+    found = problems(doc, path.name, replay=True)
+    if found:
+        more = f" (and {len(found) - 1} more: `vcr_kit check` lists them)" if found[1:] else ""
+        raise unreadable(path, found[0] + more)
+    return Outcome(doc, recorded=False)
+
+
+def _lookup(path: Path, settings: Settings, request: Any) -> Document | None:
+    if settings.mode is Mode.RECORD:
+        return None
+    doc = read_document(path)
+    if doc is None and settings.mode is Mode.REPLAY:
+        hint = near_miss_hint(path, request)
+        raise FixtureMissingError(replay_missing_message(path, hint), path)
+    return doc
+
+
+def replay_or_record(
+    path: Path,
+    settings: Settings,
+    record: Callable[[], Steps[Document | None]],
+    secrets: Secrets = tuple,
+    request: Any = None,
+    *,
+    kind: str | None = None,
+    live_request: Any = None,
+) -> Steps[Outcome | None]:
+    """Replay the fixture at ``path`` or record it, once across processes and threads.
+
+    ``request`` is the stored form of the request (scanned for secrets before a
+    call, shown in a miss's diff); ``live_request`` the one the answer is checked
+    against on replay (see ``served``). Returns None when the recorder declined to
+    save (its live answer is then the caller's to use).
+    """
+    doc = _lookup(path, settings, request)
+    if doc is not None:
+        return served(path, doc, kind, live_request)
+    wait = LockWait(path, settings.lock_timeout)
+    while not wait.try_acquire():
+        yield Pause(POLL_SECONDS)
+    try:
+        if settings.mode is Mode.AUTO:  # single flight: another process may have recorded it
+            doc = read_document(path)
+            if doc is not None:
+                return served(path, doc, kind, live_request)
+        known = list(secrets())
+        check_before_paying(path, request, known)
+        recorded = yield from record()
+        if recorded is None:
+            return None
+        doc, changed = save(path, recorded, known)
+        return Outcome(doc, recorded=True, changed=changed)
+    finally:
+        wait.release()
+
+
+def fetch(
+    path: Path,
+    settings: Settings,
+    record: Callable[[], Document | None],
+    secrets: Secrets = tuple,
+    request: Any = None,
+    *,
+    kind: str | None = None,
+) -> Outcome | None:
+    """``replay_or_record`` for a blocking ``record``."""
+    steps = replay_or_record(path, settings, lambda: once(record), secrets, request, kind=kind)
+    return run_blocking(steps)
+
+
+async def afetch(
+    path: Path,
+    settings: Settings,
+    record: Callable[[], Awaitable[Document | None]],
+    secrets: Secrets = tuple,
+    request: Any = None,
+    *,
+    kind: str | None = None,
+) -> Outcome | None:
+    """``replay_or_record`` for an async ``record``: waits for the lock without blocking
+    the event loop."""
+    steps = replay_or_record(path, settings, lambda: once(record), secrets, request, kind=kind)
+    return await run_awaiting(steps)

@@ -1,0 +1,61 @@
+"""Everything vcr_kit does around one test, whatever runs it (unittest or pytest).
+
+Activation with the test's defaults, replay credentials, the journal, interception
+of every client's requests to an Anthropic host, and optionally a proxy for child
+processes: set up in this order, undone in the reverse order even when the test
+fails or errors.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, nullcontext
+from pathlib import Path
+
+from .._core.config import Mode, activated, load_dotenv_once, test_project_root
+from .._core.credentials import has_real_credentials, stand_in_key_while
+from .._engine.recorder import HttpRecorder
+from .._ledger import journal as _journal
+from .._seams.intercept import intercepting
+
+__all__ = ["vcr_session"]
+
+
+@contextmanager
+def _replay_credentials(project: Path | None) -> Iterator[bool]:
+    """Yield whether a real key is set (``.env`` of the cwd or of the test's project
+    included); if none is, the stand-in is set for the test, so that
+    ``anthropic.Anthropic()`` in the code under test can be built and replayed."""
+    load_dotenv_once(project)
+    real = has_real_credentials()
+    with stand_in_key_while(not real):
+        yield real
+
+
+@contextmanager
+def vcr_session(
+    mode: str | Mode | None = None,
+    fixtures_dir: str | os.PathLike[str] | None = None,
+    hosts: Sequence[str] = (),
+    test_file: str | os.PathLike[str] | None = None,
+    proxy: bool = False,
+) -> Iterator[_journal.Journal]:
+    """Everything vcr_kit does around one test: activation with the test's defaults
+    (its fixtures folder found from ``test_file``, not from the cwd), replay
+    credentials, the journal, and interception of every client's requests to an
+    Anthropic host (``hosts`` adds hosts to those); with ``proxy``, also a proxy that
+    child processes reach through ``ANTHROPIC_BASE_URL``."""
+    if isinstance(hosts, str):
+        hosts = [hosts]
+    from .._seams.proxy import proxy_for_test  # http.server: loaded when a test first runs
+
+    project = test_project_root(test_file)
+    with (
+        activated(mode, fixtures_dir, project),
+        _replay_credentials(project) as can_record,
+        _journal.journal() as journal,
+        intercepting(HttpRecorder(can_record=can_record), hosts),
+        proxy_for_test() if proxy else nullcontext(),
+    ):
+        yield journal

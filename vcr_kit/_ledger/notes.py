@@ -1,0 +1,39 @@
+"""The one way into the ledger: ``note`` what happened to a request, once.
+
+Each entry goes to the journal (this test's assertions, the run's totals), to the
+run record (what ``vcr_kit unused`` reads), and to the session cost; the first one
+arranges for the summary line at exit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from . import journal, runs
+from .cost import add_usage
+from .journal import Event
+from .summary import register_summary
+
+__all__ = ["Event", "note"]
+
+
+def note(
+    event: Event,
+    path: Path | None,
+    *,
+    usage: Iterable[Mapping[str, Any]] = (),
+    detail: str = "",
+    changed: bool = False,
+) -> None:
+    """``event`` happened to the fixture at ``path`` (None: no fixture; ``detail`` says
+    what instead). ``usage``: the answer's (model, usage) entries, counted in the
+    session cost as a live call's would be. ``changed``: a re-record replaced a
+    different answer (the summary names it)."""
+    register_summary()
+    cost = add_usage(usage) if usage else 0.0
+    journal.add(event, path, cost, detail)
+    runs.note(event.value, path, cost)
+    if changed and path is not None:
+        runs.note_changed(path)

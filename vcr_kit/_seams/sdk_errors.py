@@ -1,0 +1,121 @@
+"""vcr_kit's errors through the SDK: a missing fixture reaches the caller at once, as itself.
+
+The SDK catches every exception its HTTP client raises, retries it with back-off
+sleeps and reports "Connection error." (0.x does so for every exception; 1.0 and
+later let their own ``AnthropicError`` through). So ``SyncAPIClient.request`` and
+``AsyncAPIClient.request`` are wrapped (once, and inert unless vcr_kit raises inside
+them): vcr_kit's error crosses the SDK as a ``BaseException`` that no
+``except Exception`` stops, and the wrapper raises the error itself again. Every
+seam that runs inside an SDK client raises its errors through ``delivered``.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+from ..errors import VCRError
+
+__all__ = ["deliver", "delivered", "install_error_passage"]
+
+_inside_request: ContextVar[bool] = ContextVar("vcr_kit_inside_sdk_request", default=False)
+_lock = threading.RLock()
+_passage_installed: list[bool] = []
+
+
+class _Escape(BaseException):
+    """Carries a vcr_kit error through the SDK's ``except Exception`` retry loop."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(error)
+        self.error = error
+
+
+def install_error_passage() -> None:
+    """Wrap the SDK's ``request`` methods once (only if the SDK is loaded already)."""
+    if _passage_installed or "anthropic" not in sys.modules:
+        return
+    with _lock:
+        if _passage_installed:
+            return
+        from anthropic import _base_client
+
+        sync_request = _base_client.SyncAPIClient.request
+        async_request = _base_client.AsyncAPIClient.request
+
+        @functools.wraps(sync_request)
+        def request(self: Any, *args: Any, **kwargs: Any) -> Any:
+            token = _inside_request.set(True)
+            try:
+                return sync_request(self, *args, **kwargs)
+            except _Escape as escape:
+                raise escape.error from None
+            finally:
+                _inside_request.reset(token)
+
+        @functools.wraps(async_request)
+        async def arequest(self: Any, *args: Any, **kwargs: Any) -> Any:
+            token = _inside_request.set(True)
+            try:
+                return await async_request(self, *args, **kwargs)
+            except _Escape as escape:
+                raise escape.error from None
+            finally:
+                _inside_request.reset(token)
+
+        _base_client.SyncAPIClient.request = request  # type: ignore[method-assign]
+        _base_client.AsyncAPIClient.request = arequest  # type: ignore[method-assign]
+        _passage_installed.append(True)
+
+
+def deliver(error: VCRError) -> BaseException:
+    """What to raise from inside an HTTP client so that the caller gets ``error``."""
+    if _inside_request.get():
+        return _Escape(error)
+    if "anthropic" in sys.modules:
+        install_error_passage()  # for the next request; this one is already under way
+        return through_sdk(error)
+    return error
+
+
+_SDK_VISIBLE: dict[type[VCRError], type[VCRError]] = {}
+
+
+def through_sdk(exc: VCRError) -> VCRError:
+    """``exc`` as the same class that is also an ``AnthropicError``, which anthropic 1.0
+    and later re-raise unretried: the fallback for a request already under way when
+    the SDK was first seen (its ``request`` could not be wrapped in time)."""
+    import anthropic
+
+    cls = type(exc)
+    if isinstance(exc, anthropic.AnthropicError):
+        return exc
+    visible = _SDK_VISIBLE.get(cls)
+    if visible is None:
+        visible = type(
+            cls.__name__,
+            (cls, anthropic.AnthropicError),
+            {
+                "__module__": cls.__module__,
+                "__qualname__": cls.__qualname__,
+                # Pickled as the plain vcr_kit class, which can be found by its name.
+                "__reduce__": lambda self: (cls, (self.message, self.path)),
+            },
+        )
+        _SDK_VISIBLE[cls] = visible
+    return visible(exc.message, exc.path).with_traceback(exc.__traceback__)
+
+
+@contextmanager
+def delivered() -> Iterator[None]:
+    """vcr_kit's errors raised in the block reach the caller as themselves (``deliver``),
+    with the cause they were raised with."""
+    try:
+        yield
+    except VCRError as exc:
+        raise deliver(exc) from exc.__cause__
