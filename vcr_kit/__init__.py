@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+# The errors are named again here (and in __all__): the front door lists every public
+# name itself, so a reader and a type checker see them in one place.
 from .errors import (
     ConfigError,
     FixtureCorruptError,
@@ -81,6 +83,7 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
 
 
+# Sorted, the errors among the rest: see the comment on the errors' import above.
 __all__ = [
     "ConfigError",
     "FixtureCorruptError",

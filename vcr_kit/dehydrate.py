@@ -9,7 +9,9 @@ this machine's values back when a fixture is replayed.
 The rules are data (``DEFAULT_RULES``); users add their own with
 ``add_rule(Rule(...))`` or pass ``rules=`` to a call. Everything here is a plain
 function on strings and JSON values: no disk, no global state but the user rule
-list.
+list. Every public function takes the same keyword-only options (``cwd``,
+``config_home``, ``rules``), spelled out in each signature so that each one reads
+whole in ``help()``.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from collections.abc import Callable
 from typing import Any, Final
 
 _WIDTH: Final = 100
@@ -131,20 +132,9 @@ def answer_lines(answer: Any) -> list[str]:
     return json.dumps(answer, indent=2, ensure_ascii=False).splitlines()
 
 
-def request_lines(doc: dict[str, Any]) -> list[str]:
-    request = doc.get("request")
-    if not isinstance(request, dict):
-        return _text_lines("input: ", _short(request))
+def _conversation_lines(body: dict[str, Any]) -> list[str]:
+    """Parameters, system prompt, tools and messages of a request body."""
     lines = []
-    body: dict[str, Any] = request
-    if doc.get("kind") == "http":
-        lines.append(f"{request.get('method')} {request.get('path')}")
-        given = request.get("body")
-        body = given if isinstance(given, dict) else {}
-        if "anthropic-beta" in request:
-            lines.append(f"anthropic-beta: {request['anthropic-beta']}")
-    elif doc.get("kind") == "generic":
-        return _text_lines("input: ", json.dumps(request, ensure_ascii=False))
     shown = {"messages", "system", "tools"}
     params = {k: v for k, v in body.items() if k not in shown}
     if params:
@@ -165,33 +155,73 @@ def request_lines(doc: dict[str, Any]) -> list[str]:
     return lines
 
 
-def response_lines(doc: dict[str, Any]) -> list[str]:
-    response = doc.get("response")
-    kind = doc.get("kind")
-    if kind == "http" and isinstance(response, dict):
-        lines = [f"status {response.get('status')}"]
-        if "events" in response:
-            events = [e.get("data") for e in response["events"] if isinstance(e, dict)]
-            final = join_stream(events)
-            lines.append(f"(a stream of {len(events)} events, joined)")
-            errors = [e for e in events if isinstance(e, dict) and e.get("type") == "error"]
-            lines += answer_lines(final) if final else []
-            for error in errors:
-                lines += answer_lines(error)
-            return lines
-        if "body" in response:
-            return lines + answer_lines(response["body"])
-        if "text" in response:
-            return lines + _text_lines("", str(response["text"]))
-        return [*lines, "(binary body)"]
-    if kind == "stream" and isinstance(response, list):
-        events = [_untag(e) for e in response]
+def _http_request_lines(request: dict[str, Any]) -> list[str]:
+    lines = [f"{request.get('method')} {request.get('path')}"]
+    if "anthropic-beta" in request:
+        lines.append(f"anthropic-beta: {request['anthropic-beta']}")
+    given = request.get("body")
+    return lines + _conversation_lines(given if isinstance(given, dict) else {})
+
+
+def _input_lines(request: dict[str, Any]) -> list[str]:
+    return _text_lines("input: ", json.dumps(request, ensure_ascii=False))
+
+
+def _http_answer_lines(response: Any) -> list[str]:
+    if not isinstance(response, dict):
+        return answer_lines(response)
+    lines = [f"status {response.get('status')}"]
+    if "events" in response:
+        events = [e.get("data") for e in response["events"] if isinstance(e, dict)]
         final = join_stream(events)
-        head = [f"(a stream of {len(events)} events, joined)"]
-        return head + (answer_lines(final) if final else [])
-    if kind in ("message", "token_count"):
-        return answer_lines(_untag(response) if isinstance(response, dict) else response)
-    return answer_lines(response)
+        lines.append(f"(a stream of {len(events)} events, joined)")
+        errors = [e for e in events if isinstance(e, dict) and e.get("type") == "error"]
+        lines += answer_lines(final) if final else []
+        for error in errors:
+            lines += answer_lines(error)
+        return lines
+    if "body" in response:
+        return lines + answer_lines(response["body"])
+    if "text" in response:
+        return lines + _text_lines("", str(response["text"]))
+    return [*lines, "(binary body)"]
+
+
+def _stream_answer_lines(response: Any) -> list[str]:
+    if not isinstance(response, list):
+        return answer_lines(response)
+    events = [_untag(e) for e in response]
+    final = join_stream(events)
+    head = [f"(a stream of {len(events)} events, joined)"]
+    return head + (answer_lines(final) if final else [])
+
+
+def _tagged_answer_lines(response: Any) -> list[str]:
+    return answer_lines(_untag(response) if isinstance(response, dict) else response)
+
+
+#: How each kind of fixture (see ``_core.kinds.KINDS``) reads: its request, its answer.
+#: A kind missing here reads as a plain conversation and a plain JSON answer.
+View = tuple[Callable[[dict[str, Any]], list[str]], Callable[[Any], list[str]]]
+VIEWS: Final[dict[str, View]] = {
+    "http": (_http_request_lines, _http_answer_lines),
+    "message": (_conversation_lines, _tagged_answer_lines),
+    "stream": (_conversation_lines, _stream_answer_lines),
+    "token_count": (_conversation_lines, _tagged_answer_lines),
+    "generic": (_input_lines, answer_lines),
+}
+_PLAIN_VIEW: Final[View] = (_conversation_lines, answer_lines)
+
+
+def request_lines(doc: dict[str, Any]) -> list[str]:
+    request = doc.get("request")
+    if not isinstance(request, dict):
+        return _text_lines("input: ", _short(request))
+    return VIEWS.get(str(doc.get("kind")), _PLAIN_VIEW)[0](request)
+
+
+def response_lines(doc: dict[str, Any]) -> list[str]:
+    return VIEWS.get(str(doc.get("kind")), _PLAIN_VIEW)[1](doc.get("response"))
 
 
 def usage_lines(doc: dict[str, Any]) -> list[str]:

@@ -44,6 +44,10 @@ class FixtureKind:
         self, request: Any, response: Any, name: str, replay: bool, found: list[str]
     ) -> None:
         """Every reason why this fixture (the file ``name``) would not replay."""
+        self.check_exchange(request, response, "" if replay else name, found)
+
+    def check_exchange(self, request: Any, response: Any, name: str, found: list[str]) -> None:
+        """``check`` for a kind whose checks take the name only outside replay ("" there)."""
 
     def rekey(self, request: Any, name: str) -> str:
         """The fixture name of ``request`` (already dehydrated with today's rules); raises
@@ -53,6 +57,18 @@ class FixtureKind:
 
 def _is_int(value: Any) -> TypeGuard[int]:
     return type(value) is int  # bool is an int subclass, and never a status or version
+
+
+def _status_in(
+    status: Any, span: tuple[int, int], where: str, what: str, found: list[str]
+) -> TypeGuard[int]:
+    """Whether ``status`` is a whole number within ``span``; if not, that is a finding
+    about the field ``where``."""
+    low, high = span
+    if _is_int(status) and low <= status <= high:
+        return True
+    found.append(f"{where}: {status!r} is not {what} ({low}-{high})")
+    return False
 
 
 def type_name(value: Any) -> str:
@@ -92,8 +108,6 @@ def _check_token_counts(usage: Mapping[str, Any], where: str, found: list[str]) 
                 found.append(f"{where}.{key}: {value} is not a token count")
 
 
-
-
 def _asks_for_stream(request: Any) -> bool:
     body = request.get("body") if isinstance(request, dict) else None
     return isinstance(body, dict) and body.get("stream") is True
@@ -116,9 +130,9 @@ def _check_http(request: Any, response: Any, name: str, found: list[str]) -> Non
         found.append(f"response: {type_name(response)}, not an object with a status")
         return
     status = response.get("status")
-    if not _is_int(status) or not 100 <= status <= 599:
-        found.append(f"response.status: {status!r} is not an HTTP status (100-599)")
-    elif is_transient(status):
+    if _status_in(status, (100, 599), "response.status", "an HTTP status", found) and is_transient(
+        status
+    ):
         found.append(
             f"response.status: {status} is a transient failure the SDK retries; "
             "it is never a fixture (delete it and record again)"
@@ -191,8 +205,6 @@ def _check_events(events: Any, found: list[str]) -> None:
             found.append(f"response.events[{i}].data_text: not a string")
 
 
-
-
 def _check_messages(request: Any, found: list[str]) -> None:
     messages = request.get("messages") if isinstance(request, dict) else None
     if not isinstance(messages, list):
@@ -222,9 +234,7 @@ def _check_error(error: Any, where: str, found: list[str]) -> None:
     if not isinstance(error, dict):
         found.append(f"{where}: {type_name(error)}, not an object")
         return
-    status = error.get("status")
-    if not _is_int(status) or not 400 <= status <= 599:
-        found.append(f"{where}.status: {status!r} is not an error status (400-599)")
+    _status_in(error.get("status"), (400, 599), f"{where}.status", "an error status", found)
     for key in ("class", "message", "request_id", "method", "path"):
         if error.get(key) is not None and not isinstance(error[key], str):
             found.append(f"{where}.{key}: {type_name(error[key])}, not a string")
@@ -259,11 +269,7 @@ class HttpKind(FixtureKind):
     """One HTTP exchange, as the transparent client and the proxy record it."""
 
     name = "http"
-
-    def check(
-        self, request: Any, response: Any, name: str, replay: bool, found: list[str]
-    ) -> None:
-        _check_http(request, response, "" if replay else name, found)
+    check_exchange = staticmethod(_check_http)
 
     def rekey(self, request: Any, name: str) -> str:
         if not isinstance(request, dict):
@@ -277,6 +283,7 @@ class MessageKind(FixtureKind):
     name = "message"
     #: Tells the kinds apart that share the conversation naming scheme.
     suffix: ClassVar[str] = ""
+    misnamed: ClassVar[str] = "kind: a 'message' fixture under a stream name (*-stream.json)"
 
     def check(
         self, request: Any, response: Any, name: str, replay: bool, found: list[str]
@@ -289,8 +296,6 @@ class MessageKind(FixtureKind):
 
     def check_response(self, response: Any, found: list[str]) -> None:
         _check_tagged(response, "response", found)
-
-    misnamed: ClassVar[str] = "kind: a 'message' fixture under a stream name (*-stream.json)"
 
     def rekey(self, request: Any, name: str) -> str:
         # The stored messages are {"role", "content"}: the content is what is hashed.
@@ -312,11 +317,7 @@ class TokenCountKind(FixtureKind):
     """``token_count_cassette(messages, tools)``: a token count or an API error."""
 
     name = "token_count"
-
-    def check(
-        self, request: Any, response: Any, name: str, replay: bool, found: list[str]
-    ) -> None:
-        _check_token_count(request, response, "" if replay else name, found)
+    check_exchange = staticmethod(_check_token_count)
 
     def rekey(self, request: Any, name: str) -> str:
         return token_count_name(request["messages"], request.get("tools", []))

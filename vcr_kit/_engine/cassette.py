@@ -12,7 +12,6 @@ import inspect
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from types import TracebackType
 from typing import Any, ClassVar, TypeVar
 
 from .._core.config import Mode, Settings, is_active, load_settings
@@ -82,12 +81,7 @@ class Recording:
         self._settings = None  # read the environment as it is now
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         return None
 
     async def __aenter__(self: Self) -> Self:
@@ -95,12 +89,7 @@ class Recording:
         self._entered_async = True
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         return None
 
     # -- playing ------------------------------------------------------------------

@@ -110,6 +110,7 @@ def replay_or_record(
         wait.release()
 
 
+# fetch and afetch: the two thin shells over the one body above, alike on purpose.
 def fetch(
     path: Path,
     settings: Settings,
