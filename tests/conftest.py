@@ -1,10 +1,11 @@
-"""Prints the fault suite's figures (``tests/fault_report.py``) at the end of a pytest run."""
+"""Prints the fault suite's figures (``tests/support/fault_report.py``) at the end of a pytest
+run."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from tests import fault_report
+from tests.support import fault_report
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

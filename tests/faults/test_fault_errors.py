@@ -1,0 +1,176 @@
+"""Every vcr_kit error reaches the caller as itself, at once, whatever the client (issue #10).
+
+On main an exception that vcr_kit did not raise on purpose (a fixture whose
+``response`` is a string: ``AttributeError``; a folder where the fixture should be
+written: ``IsADirectoryError``) crossed the SDK as a plain ``Exception``: the SDK
+retried it with back-off sleeps (1 to 4 s), called the API again on each attempt in
+record mode, and reported ``APIConnectionError: Connection error.``. Here each case
+is tried through the three ways a client reaches vcr_kit: ``vcr_kit.client()``, a
+client the code builds itself inside a ``VCRTestCase`` (the transport seam), and the
+proxy (whose form of "as itself" is an Anthropic error object carrying the message).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+import unittest
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import anthropic
+
+import vcr_kit
+from tests.support.loopback_case import LoopbackTestCase, create
+from vcr_kit._engine import recorder as _http
+
+#: Longer than any path through vcr_kit, shorter than the SDK's first retry back-off.
+AT_ONCE = 0.45
+
+
+class ThreeClientsTestCase(LoopbackTestCase):
+
+    def record(self, text: str) -> Path:
+        with vcr_kit.client(
+            mode="record", fixtures_dir=self.fixtures, base_url=self.server.url, api_key=self.key
+        ) as client:
+            create(client, text)
+        (path,) = [p for p in self.fixtures.glob("*.json") if text in p.read_text()]
+        self.server.reset_log()
+        return path
+
+    def corrupt(self, path: Path, change: Callable[[dict[str, Any]], None]) -> None:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        change(doc)
+        path.write_text(json.dumps(doc), encoding="utf-8")
+
+    # -- the three clients: each returns what the caller got and how long it took ----
+
+    def via_client(self, text: str, mode: str) -> tuple[BaseException, float]:
+        with vcr_kit.client(
+            mode=mode, fixtures_dir=self.fixtures, base_url=self.server.url, api_key=self.key
+        ) as client:
+            return self.raised(lambda: create(client, text))
+
+    def via_seam(self, text: str, mode: str) -> tuple[BaseException, float]:
+        outcome: list[tuple[BaseException, float]] = []
+        fixtures, url, key, raised = self.fixtures, self.server.url, self.key, self.raised
+
+        class CodeUnderTest(vcr_kit.VCRTestCase):
+            vcr_fixtures_dir = fixtures
+            vcr_mode = mode
+
+            def test_it(self) -> None:
+                # The code builds its own client: only the transport seam sees it.
+                with anthropic.Anthropic(base_url=url, api_key=key) as client:
+                    outcome.append(raised(lambda: create(client, text)))
+
+        suite = unittest.defaultTestLoader.loadTestsFromTestCase(CodeUnderTest)
+        result = unittest.TextTestRunner(stream=io.StringIO(), verbosity=0).run(suite)
+        self.assertEqual(result.errors + result.failures, [])
+        return outcome[0]
+
+    def via_proxy(self, text: str, mode: str) -> tuple[BaseException, float]:
+        with (
+            vcr_kit.proxy(mode=mode, fixtures_dir=self.fixtures, upstream=self.server.url) as url,
+            mock.patch("sys.stderr", io.StringIO()),  # the proxy logs each refusal
+            anthropic.Anthropic(base_url=url, api_key=self.key) as client,
+        ):
+            return self.raised(lambda: create(client, text))
+
+    def raised(self, call: Callable[[], Any]) -> tuple[BaseException, float]:
+        start = time.monotonic()
+        try:
+            call()
+        except Exception as exc:
+            return exc, time.monotonic() - start
+        self.fail("the call succeeded")
+
+    def assert_as_itself(
+        self,
+        got: tuple[BaseException, float],
+        how: str,
+        error: type[vcr_kit.VCRError],
+        message: str,
+    ) -> None:
+        exc, elapsed = got
+        if how == "proxy":  # an Anthropic error object; 400: the SDK never retries it
+            self.assertIsInstance(exc, anthropic.BadRequestError)
+            assert isinstance(exc, anthropic.BadRequestError)
+            body: Any = exc.body  # the whole object, or its "error" part (older SDKs)
+            error_object = body.get("error", body) if isinstance(body, dict) else {}
+            self.assertEqual(error_object.get("message"), message)
+            self.assertEqual(exc.status_code, 400)
+        else:
+            self.assertIsInstance(exc, error)
+            self.assertNotIsInstance(exc, anthropic.APIConnectionError)
+            self.assertEqual(str(exc), message)
+        self.assertLess(elapsed, AT_ONCE, f"{how}: {elapsed:.2f} s: the SDK retried it")
+
+    def each_client(self) -> list[tuple[str, Callable[[str, str], tuple[BaseException, float]]]]:
+        return [("client", self.via_client), ("seam", self.via_seam), ("proxy", self.via_proxy)]
+
+
+class CorruptFixtureTest(ThreeClientsTestCase):
+    def test_a_response_that_is_a_string(self) -> None:
+        path = self.record("String answer")
+        self.corrupt(path, lambda doc: doc.update(response="hello"))
+        message = (
+            f"Fixture {path} cannot be replayed: response: a string, not an object with a "
+            "status. Delete it, or re-record it with VCR_MODE=record."
+        )
+        for how, play in self.each_client():
+            for mode in ("auto", "replay"):
+                with self.subTest(how=how, mode=mode):
+                    got = play("String answer", mode)
+                    self.assert_as_itself(got, how, vcr_kit.FixtureCorruptError, message)
+        self.assertEqual(self.server.log, [])
+
+    def test_a_folder_at_the_fixture_path(self) -> None:
+        path = self.record("A folder")
+        path.unlink()
+        path.mkdir()
+        message = f"Fixture {path} is a folder, not a file. Remove it."
+        for how, play in self.each_client():
+            with self.subTest(how=how):
+                got = play("A folder", "auto")
+                self.assert_as_itself(got, how, vcr_kit.FixtureCorruptError, message)
+        self.assertEqual(self.server.log, [])
+
+    def test_an_unforeseen_fault_names_the_fixture(self) -> None:
+        # A fault no check foresaw, inside vcr_kit's own handling: it must not leak
+        # as AttributeError, nor be retried as a connection error.
+        path = self.record("Unforeseen")
+
+        def broken(*args: Any, **kwargs: Any) -> Any:
+            raise AttributeError("'str' object has no attribute 'get'")
+
+        message = (
+            f"vcr_kit could not handle the fixture of {path}: AttributeError: 'str' object "
+            "has no attribute 'get'. Run `python -m vcr_kit check` on the folder; delete the "
+            "fixture or re-record it with VCR_MODE=record."
+        )
+        with mock.patch.object(_http, "rebuild_response", broken):
+            for how, play in self.each_client():
+                with self.subTest(how=how):
+                    got = play("Unforeseen", "replay")
+                    self.assert_as_itself(got, how, vcr_kit.FixtureCorruptError, message)
+        self.assertEqual(self.server.log, [])
+
+
+class UpstreamErrorsStillRetriedTest(ThreeClientsTestCase):
+    def test_a_refused_connection_is_the_sdks_to_retry(self) -> None:
+        # The other side of the rule: the upstream's own errors reach the SDK unchanged.
+        with vcr_kit.client(
+            mode="auto", fixtures_dir=self.fixtures, base_url="http://127.0.0.1:9",
+            api_key=self.key, max_retries=0,
+        ) as client:
+            exc, _ = self.raised(lambda: create(client, "Nobody listens"))
+        self.assertIsInstance(exc, anthropic.APIConnectionError)
+
+
+if __name__ == "__main__":
+    unittest.main()

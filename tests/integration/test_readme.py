@@ -1,0 +1,16 @@
+"""The README's interactive examples run as written."""
+
+from __future__ import annotations
+
+import doctest
+import unittest
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+class ReadmeTest(unittest.TestCase):
+    def test_interactive_examples_give_the_output_shown(self) -> None:
+        result = doctest.testfile(str(README), module_relative=False, verbose=False)
+        self.assertGreater(result.attempted, 0)
+        self.assertEqual(result.failed, 0)

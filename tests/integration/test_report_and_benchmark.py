@@ -1,0 +1,73 @@
+"""The run summary's switch, and the benchmark script's output (a smoke run)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import sys
+import unittest
+from pathlib import Path
+
+from tests.support.env import environ_without_vcr, patch_env, run_captured, temp_dir
+from vcr_kit._ledger import journal as _journal
+from vcr_kit._ledger import summary as _report
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class SummaryTest(unittest.TestCase):
+    def summary_printed(self) -> str:
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            _report.print_summary()
+        return err.getvalue()
+
+    def test_vcr_report_0_silences_the_summary_and_1_prints_it(self) -> None:
+        folder = temp_dir(self)
+        (folder / "a-000000000000.json").write_text("{}", encoding="utf-8")
+        _journal.add(_journal.Event.REPLAYED, folder / "a-000000000000.json", 0.5)
+
+        patch_env(self, VCR_REPORT="0")
+        self.assertEqual(self.summary_printed(), "")
+        patch_env(self, VCR_REPORT="1")
+        line = self.summary_printed()
+        self.assertRegex(
+            line,
+            r"^vcr_kit: \d+ replayed, \d+ recorded, \d+ missing(, \d+ live \(not recorded\))?; "
+            r"\$\d+\.\d{4} of API calls replayed, \$\d+\.\d{4} recorded(; .+/ \(\d+ files\))+"
+            # other tests in this process may have re-recorded a fixture
+            r"(; answer changed: .+)?\n$",
+        )
+        self.assertIn(f"{folder}/ (1 files)", line)
+
+
+class BenchmarkTest(unittest.TestCase):
+    def test_the_benchmark_prints_one_ratio_per_folder_size(self) -> None:
+        env = environ_without_vcr()
+        done = run_captured(
+            [
+                sys.executable,
+                "benchmarks/replay.py",
+                "--calls",
+                "5",
+                "--rounds",
+                "1",
+                "--sizes",
+                "3,6",
+            ],
+            cwd=ROOT,
+            env=env,
+            timeout=300,
+        )
+        self.assertEqual(done.returncode, 0, done.stderr)
+        lines = done.stdout.splitlines()
+        self.assertRegex(
+            lines[0], r"^anthropic \S+, Python \S+, 0 earlier turns \(\d+ bytes of messages\)$"
+        )
+        self.assertEqual(lines[1].split(), ["fixtures", "SDK", "alone", "vcr_kit", "ratio"])
+        for line, size in zip(lines[2:], (3, 6), strict=True):
+            self.assertRegex(line, rf"^\s+{size}\s+\d+us\s+\d+us\s+\d+\.\d\dx$")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,101 @@
+"""Helpers of the command-line tests: real fixtures recorded by the SDK over the
+loopback server, the command line run in-process, a tiny pytest project to run as
+a real test run (which writes a real run record)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from tests.support.env import environ_without_vcr, run_captured
+from vcr_kit._cli import main
+
+KEY = "sk-ant-test-" + "k" * 32
+MODEL = "claude-opus-4-7"
+
+
+def cli(*argv: str) -> tuple[int, str, str]:
+    """(exit status, stdout, stderr) of ``vcr_kit ARGV`` run in this process."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = main(list(argv))
+        except SystemExit as exc:  # argparse: usage errors, --help, --version
+            status = int(exc.code or 0)
+    return status, out.getvalue(), err.getvalue()
+
+
+def record(url: str, folder: Path, prompts: list[str], *, stream: bool = False) -> list[Any]:
+    """Ask each prompt through ``vcr_kit.client`` (mode auto: recorded on a miss)."""
+    import vcr_kit
+
+    answers = []
+    with vcr_kit.client(base_url=url, api_key=KEY, fixtures_dir=folder, max_retries=0) as c:
+        for prompt in prompts:
+            messages = [{"role": "user", "content": prompt}]
+            if stream:
+                with c.messages.stream(model=MODEL, max_tokens=64, messages=messages) as s:
+                    answers.append(s.get_final_message())
+            else:
+                answers.append(c.messages.create(model=MODEL, max_tokens=64, messages=messages))
+    return answers
+
+
+TEST_MODULE = """
+import os
+
+import anthropic
+import pytest
+
+
+def ask(prompt):
+    client = anthropic.Anthropic(base_url=os.environ["LOOPBACK_URL"], max_retries=0)
+    reply = client.messages.create(
+        model="claude-opus-4-7", max_tokens=64, messages=[{"role": "user", "content": prompt}]
+    )
+    return reply.content[0].text
+
+
+@pytest.mark.vcr
+def test_greeting():
+    assert ask(os.environ["GREETING"]).startswith("Echo: ")
+
+
+@pytest.mark.vcr
+def test_farewell():
+    assert ask("Say goodbye.") == "Echo: Say goodbye."
+"""
+
+
+def make_project(root: Path) -> Path:
+    """A project with two recorded-API tests; its fixtures go to ``root/fixtures``."""
+    (root / "tests").mkdir(parents=True)
+    (root / "tests" / "test_ask.py").write_text(textwrap.dedent(TEST_MODULE), encoding="utf-8")
+    (root / "pytest.ini").write_text("[pytest]\ntestpaths = tests\n", encoding="utf-8")
+    return root / "fixtures"
+
+
+def run_pytest(root: Path, url: str, *args: str, **env: str) -> Any:
+    """Run the project's suite in a new process, as a developer or CI would."""
+    environ = environ_without_vcr()
+    environ.pop("PYTEST_XDIST_WORKER", None)
+    environ.pop("PYTEST_ADDOPTS", None)
+    environ.update(
+        {
+            "LOOPBACK_URL": url,
+            "ANTHROPIC_API_KEY": KEY,
+            "VCR_FIXTURES_DIR": str(root / "fixtures"),
+            "GREETING": "Say hello.",
+            **env,
+        }
+    )
+    return run_captured(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+        cwd=root,
+        env=environ,
+        timeout=300,
+    )

@@ -1,0 +1,28 @@
+"""The base of tests that drive the real SDK against the loopback server.
+
+Each test gets the same start: no summary line, its own loopback server, an empty
+fixtures folder and a fresh key-shaped recording key (which no fixture may hold).
+"""
+
+from __future__ import annotations
+
+import unittest
+from typing import Any
+
+from tests.support.env import patch_env, start_server, temp_dir
+from tests.support.sdk_scenarios import MODEL, recording_key
+
+
+def create(client: Any, text: str) -> Any:
+    """One short ``messages.create`` with ``text`` as the user's message."""
+    return client.messages.create(
+        model=MODEL, max_tokens=16, messages=[{"role": "user", "content": text}]
+    )
+
+
+class LoopbackTestCase(unittest.TestCase):
+    def setUp(self) -> None:
+        patch_env(self, VCR_REPORT="0")
+        self.server = start_server(self)
+        self.fixtures = temp_dir(self) / "fixtures"
+        self.key = recording_key()

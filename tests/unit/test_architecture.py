@@ -1,0 +1,179 @@
+"""The house: layers you can see as folders, imports that only go down.
+
+The layers contract (``setup.cfg``, ``[importlinter]``) is run as ``tox -e lint``
+runs it, and shown to fail on an upward import and on an import between siblings.
+The rest is read from the source: no import circles, no module importing another
+module's private name, the environment read in the few places that own it, and
+every fixture kind known to every registry that has one entry per kind.
+"""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import sys
+import unittest
+from pathlib import Path
+
+from tests.support.env import temp_dir
+from vcr_kit._cli._render import VIEWS
+from vcr_kit._core.kinds import KINDS
+from vcr_kit._engine.cassette import Recording
+from vcr_kit._engine.sdk_cassettes import MessageCassette, StreamingCassette, TokenCountCassette
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "vcr_kit"
+#: The modules that read (or set) environment variables, and why each may.
+ENVIRONMENT_READERS = {
+    "vcr_kit/_core/config.py": "vcr_kit's own variables, ANTHROPIC_BASE_URL, tox and xdist",
+    "vcr_kit/_core/credentials.py": "the API keys",
+    "vcr_kit/_store/rescue.py": "XDG_CACHE_HOME, where a paid answer is rescued",
+    "vcr_kit/dehydrate.py": "HOME and CLAUDE_CONFIG_DIR, the machine paths it replaces",
+    "vcr_kit/_cli/proxy.py": "the environment a child process inherits",
+}
+
+
+def lint_imports(folder: Path) -> subprocess.CompletedProcess[str]:
+    """``lint-imports`` over the package in ``folder``, with the contract in its setup.cfg."""
+    return subprocess.run(
+        [sys.executable, "-c", "from importlinter.cli import lint_imports_command as c; c()",
+         "--no-cache", "--no-logo", "setup.cfg"],
+        cwd=folder, capture_output=True, text=True, timeout=120, check=False,
+    )
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def runtime_imports(path: Path) -> list[tuple[str, str, int]]:
+    """(module imported from, name imported, line) for every import that runs, inside
+    functions too; imports under ``if TYPE_CHECKING:`` only name types."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skipped.update(id(inner) for stmt in node.body for inner in ast.walk(stmt))
+    own = module_name(path)
+    package = own if path.name == "__init__.py" else own.rpartition(".")[0]
+    found = []
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                source = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                source = node.module or ""
+            found.extend((source, alias.name, node.lineno) for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.extend((alias.name, "", node.lineno) for alias in node.names)
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the vcr_kit modules it imports at run time."""
+    graph: dict[str, set[str]] = {}
+    for name, path in MODULES.items():
+        targets = set()
+        for source, imported, _ in runtime_imports(path):
+            if f"{source}.{imported}" in MODULES:
+                targets.add(f"{source}.{imported}")
+            elif source in MODULES:
+                targets.add(source)
+        graph[name] = targets - {name}
+    return graph
+
+
+class LayersContractTest(unittest.TestCase):
+    def copy_of_the_package(self) -> Path:
+        folder = temp_dir(self)
+        shutil.copytree(PACKAGE, folder / "vcr_kit", ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copy(ROOT / "setup.cfg", folder / "setup.cfg")
+        return folder
+
+    def test_the_layers_contract_is_kept(self) -> None:
+        done = lint_imports(ROOT)
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        self.assertIn("Contracts: 1 kept, 0 broken.", done.stdout)
+
+    def test_an_import_that_climbs_a_layer_breaks_the_contract(self) -> None:
+        folder = self.copy_of_the_package()
+        keys = folder / "vcr_kit" / "_core" / "keys.py"
+        keys.write_text(keys.read_text() + "\nfrom .._seams import hosts  # noqa\n")
+        done = lint_imports(folder)
+        self.assertEqual(done.returncode, 1, done.stdout + done.stderr)
+        self.assertIn("Contracts: 0 kept, 1 broken.", done.stdout)
+        self.assertIn("vcr_kit._core.keys -> vcr_kit._seams.hosts", done.stdout)
+
+    def test_an_import_between_siblings_breaks_the_contract(self) -> None:
+        folder = self.copy_of_the_package()
+        files = folder / "vcr_kit" / "_store" / "files.py"
+        files.write_text(files.read_text() + "\nfrom .._ledger import runs  # noqa\n")
+        done = lint_imports(folder)
+        self.assertEqual(done.returncode, 1, done.stdout + done.stderr)
+        self.assertIn("vcr_kit._store.files -> vcr_kit._ledger.runs", done.stdout)
+
+
+class ImportRulesTest(unittest.TestCase):
+    def test_no_import_circles(self) -> None:
+        graph = import_graph()
+        state: dict[str, int] = {}  # 1: on the current path, 2: done
+        circles: list[list[str]] = []
+
+        def visit(node: str, path: list[str]) -> None:
+            state[node] = 1
+            for target in sorted(graph.get(node, ())):
+                if state.get(target) == 1:
+                    circles.append([*path[path.index(target):], target])
+                elif target not in state:
+                    visit(target, [*path, target])
+            state[node] = 2
+
+        for module in sorted(graph):
+            if module not in state:
+                visit(module, [module])
+        self.assertEqual(circles, [])
+
+    def test_the_graph_sees_the_imports_inside_functions(self) -> None:
+        # The circle check above must not be blind: the proxy is imported lazily.
+        self.assertIn("vcr_kit._seams.proxy", import_graph()["vcr_kit._integrations.session"])
+
+    def test_no_module_imports_another_modules_private_name(self) -> None:
+        found = []
+        for path in MODULES.values():
+            for source, imported, line in runtime_imports(path):
+                if not source.startswith("vcr_kit") or not imported.startswith("_"):
+                    continue
+                if imported.startswith("__") or f"{source}.{imported}" in MODULES:
+                    continue  # a dunder (__version__), or a private module: both fine
+                found.append(f"{path.relative_to(ROOT)}:{line}: {source}.{imported}")
+        self.assertEqual(found, [])
+
+    def test_the_environment_is_read_where_it_is_owned(self) -> None:
+        readers = {
+            str(path.relative_to(ROOT))
+            for path in MODULES.values()
+            if "os.environ" in (text := path.read_text(encoding="utf-8")) or "getenv(" in text
+        }
+        self.assertEqual(readers, set(ENVIRONMENT_READERS))
+
+
+class KindRegistryTest(unittest.TestCase):
+    def test_every_cassette_kind_is_a_registered_kind(self) -> None:
+        for cassette in (Recording, MessageCassette, StreamingCassette, TokenCountCassette):
+            with self.subTest(cassette=cassette.__name__):
+                self.assertIn(cassette.kind, KINDS)
+
+    def test_every_kind_has_a_view_in_show(self) -> None:
+        self.assertEqual(set(VIEWS), set(KINDS))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,587 @@
+"""``vcr_kit.dehydrate``: the rule table, hydrate, the token-count normalisation.
+
+Pure functions on strings and JSON values: tables for every rule, hypothesis for
+the properties (idempotence, no-trigger strings untouched, hydrate undoes dehydrate).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import unittest
+from typing import Any
+
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from tests.support.env import patch_env, working_dir
+from vcr_kit import dehydrate as dh
+from vcr_kit.dehydrate import (
+    PathRule,
+    Rule,
+    WholeStringRule,
+    add_rule,
+    clear_rules,
+    config_home,
+    cwd_slug,
+    dehydrate,
+    dehydrate_json,
+    hydrate,
+    hydrate_json,
+    json_text_may_change,
+    map_strings,
+    normalize_for_token_count,
+    user_rules,
+)
+
+CWD = "/home/u/proj"
+HOME = "/home/u/.claude"
+WIN_CWD = "C:\\Users\\me\\proj"
+WIN_HOME = "C:\\Users\\me\\.claude"
+POSIX = {"cwd": CWD, "config_home": HOME}
+WINDOWS = {"cwd": WIN_CWD, "config_home": WIN_HOME}
+
+TRIGGERS = (
+    "num_files=",
+    "duration_ms=",
+    "cost_usd=",
+    "Available commands:",
+    "Files modified by user:",
+)
+
+PROPERTY_SETTINGS = settings(deadline=None, max_examples=300)
+
+
+class DefaultRulesTest(unittest.TestCase):
+    def setUp(self) -> None:
+        patch_env(self)
+
+    def test_rule_table(self) -> None:
+        rows: list[tuple[str, str, dict[str, str], str]] = [
+            ("num_files", 'Found num_files="12" files', POSIX, 'Found num_files="[NUM]" files'),
+            (
+                "num_files twice",
+                'num_files="1" and num_files="300"',
+                POSIX,
+                'num_files="[NUM]" and num_files="[NUM]"',
+            ),
+            ("num_files not a number", 'num_files="many"', POSIX, 'num_files="many"'),
+            ("duration_ms", '<r duration_ms="4521"/>', POSIX, '<r duration_ms="[DURATION]"/>'),
+            ("cost_usd integer", 'cost_usd="3"', POSIX, 'cost_usd="[COST]"'),
+            ("cost_usd decimal", 'total cost_usd="0.0421".', POSIX, 'total cost_usd="[COST]".'),
+            (
+                "config home",
+                "read /home/u/.claude/settings.json",
+                POSIX,
+                "read [CONFIG_HOME]/settings.json",
+            ),
+            ("cwd", "edit /home/u/proj/main.py now", POSIX, "edit [CWD]/main.py now"),
+            ("cwd alone", "/home/u/proj", POSIX, "[CWD]"),
+            ("cwd given with a trailing slash", "/home/u/proj/a", {"cwd": CWD + "/"}, "[CWD]/a"),
+            (
+                "config home before cwd",
+                "/home/u/.claude/x and /home/u/y",
+                {"cwd": "/home/u", "config_home": HOME},
+                "[CONFIG_HOME]/x and [CWD]/y",
+            ),
+            (
+                "available commands",
+                "Available commands: /a /b",
+                POSIX,
+                "Available commands: [COMMANDS]",
+            ),
+            (
+                "available commands keeps the next lines",
+                "Intro\nAvailable commands: /help /clear\nnext line /x\n",
+                POSIX,
+                "Intro\nAvailable commands: [COMMANDS]\nnext line /x\n",
+            ),
+            (
+                "files modified replaces the whole string",
+                "Note:\nFiles modified by user:\n  a.py\n  b.py\nend",
+                POSIX,
+                "Files modified by user: [FILES]",
+            ),
+            (
+                "files modified wins over every other rule",
+                'num_files="3" /home/u/proj Files modified by user: x',
+                POSIX,
+                "Files modified by user: [FILES]",
+            ),
+            (
+                "windows backslashes",
+                "C:\\Users\\me\\proj\\src\\a.py",
+                WINDOWS,
+                "[CWD]\\src\\a.py",
+            ),
+            ("windows forward slashes", "C:/Users/me/proj/src/a.py", WINDOWS, "[CWD]/src/a.py"),
+            (
+                "windows JSON-escaped",
+                '{"path": "C:\\\\Users\\\\me\\\\proj\\\\a.py"}',
+                WINDOWS,
+                '{"path": "[CWD]\\\\a.py"}',
+            ),
+            ("windows lower-case drive in the text", "c:\\Users\\me\\proj", WINDOWS, "[CWD]"),
+            (
+                "windows lower-case drive in the cwd",
+                "C:\\Users\\me\\proj\\x and C:/Users/me/proj/y",
+                {"cwd": "c:\\Users\\me\\proj"},
+                "[CWD]\\x and [CWD]/y",
+            ),
+            (
+                "windows config home",
+                "C:\\Users\\me\\.claude\\settings.json",
+                WINDOWS,
+                "[CONFIG_HOME]\\settings.json",
+            ),
+            (
+                "windows path boundary",
+                "C:\\Users\\me\\project",
+                WINDOWS,
+                "C:\\Users\\me\\project",
+            ),
+            (
+                "windows path glued to the next windows path",
+                "C:\\Users\\me\\projC:\\Users\\me\\proj",
+                WINDOWS,
+                "[CWD][CWD]",
+            ),
+            (
+                "closing tag intact",
+                "<system-reminder>\n/home/u/proj\n</system-reminder>",
+                POSIX,
+                "<system-reminder>\n[CWD]\n</system-reminder>",
+            ),
+            (
+                "closing tag intact with a windows cwd",
+                "<system-reminder>in C:\\Users\\me\\proj</system-reminder>",
+                WINDOWS,
+                "<system-reminder>in [CWD]</system-reminder>",
+            ),
+            ("boundary: a longer name", "/work/apple/x", {"cwd": "/work/app"}, "/work/apple/x"),
+            ("boundary: a sub path", "/work/app/x", {"cwd": "/work/app"}, "[CWD]/x"),
+            ("boundary: underscore", "/work/app_old", {"cwd": "/work/app"}, "/work/app_old"),
+            ("boundary: dash", "/work/app-2", {"cwd": "/work/app"}, "/work/app-2"),
+            ("boundary: full stop", "see /work/app.", {"cwd": "/work/app"}, "see [CWD]."),
+            ("boundary: quote", '"/work/app"', {"cwd": "/work/app"}, '"[CWD]"'),
+            ("a root cwd replaces nothing", "a/b /x", {"cwd": "/"}, "a/b /x"),
+            ("plain text untouched", "Hello, world </b>", POSIX, "Hello, world </b>"),
+        ]
+        for label, text, paths, expected in rows:
+            with self.subTest(label):
+                self.assertEqual(dehydrate(text, **paths), expected)
+
+    def test_config_home_from_claude_config_dir(self) -> None:
+        patch_env(self, CLAUDE_CONFIG_DIR="/opt/agent-home")
+        self.assertEqual(config_home(), "/opt/agent-home")
+        self.assertEqual(
+            dehydrate("/opt/agent-home/settings.json", cwd=CWD), "[CONFIG_HOME]/settings.json"
+        )
+        self.assertEqual(hydrate("[CONFIG_HOME]/a"), "/opt/agent-home/a")
+
+    def test_config_home_defaults_to_dot_claude_in_home(self) -> None:
+        patch_env(self, HOME="/home/tester")
+        self.assertEqual(config_home(), "/home/tester/.claude")
+        self.assertEqual(dehydrate("/home/tester/.claude/x", cwd=CWD), "[CONFIG_HOME]/x")
+
+    def test_cwd_defaults_to_the_real_working_directory(self) -> None:
+        here = os.getcwd()
+        self.assertEqual(dehydrate(here + "/pkg/mod.py"), "[CWD]/pkg/mod.py")
+        with tempfile.TemporaryDirectory() as tmp, working_dir(os.path.realpath(tmp)) as cwd:
+            real = str(cwd)
+            self.assertEqual(real, os.path.realpath(tmp))
+            self.assertEqual(dehydrate(f"cat {real}/a.txt"), "cat [CWD]/a.txt")
+            self.assertEqual(hydrate("cat [CWD]/a.txt"), f"cat {real}/a.txt")
+            # The old cwd is no longer this machine's cwd: left alone.
+            if not real.startswith(here) and not here.startswith(real):
+                self.assertEqual(dehydrate(here + "/x"), here + "/x")
+
+
+class HydrateTest(unittest.TestCase):
+    def setUp(self) -> None:
+        patch_env(self)
+
+    def test_hydrate_table(self) -> None:
+        rows = [
+            ('num_files="[NUM]"', 'num_files="1"'),
+            ('duration_ms="[DURATION]"', 'duration_ms="100"'),
+            ("[CONFIG_HOME]/settings.json", "/home/u/.claude/settings.json"),
+            ("[CWD]/main.py", "/home/u/proj/main.py"),
+            ("[CWD] and [CWD]", "/home/u/proj and /home/u/proj"),
+            # No restore for these: the original value is gone for good.
+            ('cost_usd="[COST]"', 'cost_usd="[COST]"'),
+            ("Available commands: [COMMANDS]", "Available commands: [COMMANDS]"),
+            ("Files modified by user: [FILES]", "Files modified by user: [FILES]"),
+            ("no placeholder", "no placeholder"),
+        ]
+        for text, expected in rows:
+            with self.subTest(text):
+                self.assertEqual(hydrate(text, **POSIX), expected)
+
+    def test_hydrate_uses_this_machines_cwd_by_default(self) -> None:
+        self.assertEqual(hydrate("[CWD]/x"), os.getcwd() + "/x")
+
+    def test_round_trip_of_path_only_strings(self) -> None:
+        rows = [
+            ("/home/u/proj", POSIX),
+            ("/home/u/proj/src/a.py", POSIX),
+            ("/home/u/.claude/projects/x.jsonl", POSIX),
+            ("C:\\Users\\me\\proj\\src\\a.py", WINDOWS),
+            ("C:\\Users\\me\\.claude\\x", WINDOWS),
+        ]
+        for text, paths in rows:
+            with self.subTest(text):
+                dry = dehydrate(text, **paths)
+                self.assertNotEqual(dry, text)
+                self.assertEqual(hydrate(dry, **paths), text)
+
+
+class TokenCountTest(unittest.TestCase):
+    def setUp(self) -> None:
+        patch_env(self)
+
+    def test_cwd_slug(self) -> None:
+        self.assertEqual(cwd_slug("/home/u/proj"), "-home-u-proj")
+        self.assertEqual(cwd_slug("C:\\Users\\me\\my proj"), "C--Users-me-my-proj")
+        self.assertEqual(cwd_slug(), "".join(c if c.isalnum() else "-" for c in os.getcwd()))
+
+    def test_normalize_table(self) -> None:
+        rows = [
+            (
+                "~/.claude/projects/-home-u-proj/log.jsonl",
+                "~/.claude/projects/[CWD_SLUG]/log.jsonl",
+            ),
+            ("session 123e4567-e89b-12d3-a456-426614174000 ok", "session [UUID] ok"),
+            ("ID 123E4567-E89B-12D3-A456-426614174000", "ID [UUID]"),
+            ("at 2024-05-01T12:30:45.123Z.", "at [TIMESTAMP]."),
+            ("at 2024-05-01 12:30:45+02:00", "at [TIMESTAMP]"),
+            ("at 2024-05-01T12:30:45", "at [TIMESTAMP]"),
+            ('/home/u/proj num_files="4"', '[CWD] num_files="[NUM]"'),
+            ("a date alone 2024-05-01 stays", "a date alone 2024-05-01 stays"),
+            ("not a uuid 123e4567-e89b-12d3", "not a uuid 123e4567-e89b-12d3"),
+        ]
+        for text, expected in rows:
+            with self.subTest(text):
+                self.assertEqual(normalize_for_token_count(text, **POSIX), expected)
+
+    def test_plain_dehydrate_keeps_uuids_and_timestamps(self) -> None:
+        # The cwd slug is a default rule since Claude Code names its project folder by it.
+        text = "123e4567-e89b-12d3-a456-426614174000 2024-05-01T12:30:45Z -home-u-proj"
+        self.assertEqual(
+            dehydrate(text, **POSIX),
+            "123e4567-e89b-12d3-a456-426614174000 2024-05-01T12:30:45Z [CWD_SLUG]",
+        )
+
+
+class ClaudeCodeEnvironmentTest(unittest.TestCase):
+    """What the Claude Code CLI puts in its environment block (checked on 2.1.197)."""
+
+    def test_the_environment_block_keys_the_same_in_any_folder_home_and_day(self) -> None:
+        block = (
+            "# Environment\n - Primary working directory: {cwd}\n - OS Version: {os}\n"
+            "memory in `{home}/.claude/projects/{slug}/memory/`.\n"
+            "# currentDate\nToday's date is {date}.\n"
+        )
+        one = block.format(
+            cwd="/tmp/a/proj", slug="-tmp-a-proj", home="/tmp/a/home",
+            os="Linux 6.18.44-fc-v857", date="2026-11-30",
+        )
+        two = block.format(
+            cwd="/srv/b/work", slug="-srv-b-work", home="/home/b",
+            os="Darwin 24.1.0", date="2027-01-02",
+        )
+        expected = (
+            "# Environment\n - Primary working directory: [CWD]\n - OS Version: [OS_VERSION]\n"
+            "memory in `[CONFIG_HOME]/projects/[CWD_SLUG]/memory/`.\n"
+            "# currentDate\nToday's date is [DATE].\n"
+        )
+        self.assertEqual(
+            dehydrate(one, cwd="/tmp/a/proj", config_home="/tmp/a/home/.claude"), expected
+        )
+        self.assertEqual(dehydrate(two, cwd="/srv/b/work", config_home="/home/b/.claude"), expected)
+
+    def test_older_date_spelling_and_slug_boundary(self) -> None:
+        self.assertEqual(dehydrate("Today's date: 2025-06-01", **POSIX), "Today's date: [DATE]")
+        self.assertEqual(dehydrate("-home-u-projects", **POSIX), "-home-u-projects")
+
+
+class UserRulesTest(unittest.TestCase):
+    def setUp(self) -> None:
+        patch_env(self)
+        clear_rules()
+
+    def tearDown(self) -> None:
+        clear_rules()
+
+    def test_add_rule_applies_and_clear_rules_removes(self) -> None:
+        ticket = Rule("ticket", r"JIRA-\d+", "JIRA-[ID]", "JIRA-", ("[ID]", "0"))
+        self.assertEqual(dehydrate("fix JIRA-123", **POSIX), "fix JIRA-123")
+        add_rule(ticket)
+        self.assertEqual(user_rules(), (ticket,))
+        self.assertEqual(dehydrate("fix JIRA-123", **POSIX), "fix JIRA-[ID]")
+        self.assertEqual(hydrate("fix JIRA-[ID]", **POSIX), "fix JIRA-0")
+        # Defaults still apply alongside the user rule.
+        self.assertEqual(
+            dehydrate('JIRA-7 num_files="2" /home/u/proj', **POSIX),
+            'JIRA-[ID] num_files="[NUM]" [CWD]',
+        )
+        clear_rules()
+        self.assertEqual(user_rules(), ())
+        self.assertEqual(dehydrate("fix JIRA-123", **POSIX), "fix JIRA-123")
+
+    def test_whole_string_and_path_rules(self) -> None:
+        add_rule(WholeStringRule("env", "Environment dump:", "Environment dump: [ENV]"))
+        add_rule(PathRule("build", "[BUILD]", lambda: "/var/build/out"))
+        self.assertEqual(dehydrate("x\nEnvironment dump:\nA=1", **POSIX), "Environment dump: [ENV]")
+        self.assertEqual(dehydrate("/var/build/out/a.o", **POSIX), "[BUILD]/a.o")
+        self.assertEqual(hydrate("[BUILD]/a.o", **POSIX), "/var/build/out/a.o")
+
+    def test_rules_parameter_replaces_the_table(self) -> None:
+        ticket = Rule("ticket", r"JIRA-\d+", "JIRA-[ID]", "JIRA-")
+        text = 'JIRA-9 num_files="3" /home/u/proj'
+        self.assertEqual(
+            dehydrate(text, rules=[ticket], **POSIX), 'JIRA-[ID] num_files="3" /home/u/proj'
+        )
+        self.assertEqual(dehydrate(text, rules=[], **POSIX), text)
+        self.assertEqual(hydrate('num_files="[NUM]"', rules=[]), 'num_files="[NUM]"')
+
+    def test_rule_without_trigger_always_runs(self) -> None:
+        self.assertEqual(dehydrate("a1 b22", rules=[Rule("digits", r"\d+", "#")]), "a# b#")
+
+    def test_add_rule_refuses_other_values(self) -> None:
+        with self.assertRaises(TypeError) as caught:
+            add_rule("JIRA-\\d+")  # type: ignore[arg-type]
+        self.assertEqual(
+            str(caught.exception),
+            "add_rule() takes a Rule, WholeStringRule or PathRule, not 'JIRA-\\\\d+'",
+        )
+        self.assertEqual(user_rules(), ())
+
+
+class JsonValuesTest(unittest.TestCase):
+    def setUp(self) -> None:
+        patch_env(self)
+
+    def test_dehydrate_json_leaves_keys_and_non_strings(self) -> None:
+        value: Any = {
+            "/home/u/proj": "/home/u/proj/a.py",
+            "n": 12,
+            "f": 1.5,
+            "b": True,
+            "none": None,
+            "list": ["/home/u/proj", 7, {'num_files="3"': 'num_files="3"'}],
+        }
+        expected = {
+            "/home/u/proj": "[CWD]/a.py",
+            "n": 12,
+            "f": 1.5,
+            "b": True,
+            "none": None,
+            "list": ["[CWD]", 7, {'num_files="3"': 'num_files="[NUM]"'}],
+        }
+        self.assertEqual(dehydrate_json(value, **POSIX), expected)
+        back = hydrate_json(expected, **POSIX)
+        self.assertEqual(back["/home/u/proj"], "/home/u/proj/a.py")
+        self.assertEqual(back["list"], ["/home/u/proj", 7, {'num_files="3"': 'num_files="1"'}])
+        self.assertEqual(back["n"], 12)
+
+    def test_map_strings(self) -> None:
+        value = {"k": "v", "n": [1, "a", None, True, 2.5, {"x": "y"}]}
+        self.assertEqual(
+            map_strings(value, str.upper),
+            {"k": "V", "n": [1, "A", None, True, 2.5, {"x": "Y"}]},
+        )
+        self.assertEqual(map_strings("abc", str.upper), "ABC")
+        self.assertEqual(map_strings(3, str.upper), 3)
+        self.assertEqual(value, {"k": "v", "n": [1, "a", None, True, 2.5, {"x": "y"}]})
+
+
+# -- properties ---------------------------------------------------------------------
+
+FRAGMENTS = [
+    'num_files="12"',
+    'duration_ms="4521"',
+    'cost_usd="0.42"',
+    'cost_usd="3"',
+    "Available commands: /a /b",
+    "Available commands:",
+    "Files modified by user:",
+    "\n",
+    "/",
+    "\\",
+    ":",
+    "-",
+    "_",
+    "</system-reminder>",
+    "[CWD]",
+    "[NUM]",
+    '="7"',
+]
+
+
+def _spellings(path: str) -> list[str]:
+    forms = {path, path.replace("\\", "/"), path.replace("\\", "\\\\")}
+    if path[1:2] == ":":
+        forms |= {p[0].swapcase() + p[1:] for p in forms}
+    return sorted(forms)
+
+
+PATH_FRAGMENTS = [
+    *_spellings(CWD),
+    *_spellings(HOME),
+    *_spellings(WIN_CWD),
+    *_spellings(WIN_HOME),
+    CWD + "/src",
+    WIN_CWD + "\\src",
+    "/home/u",
+]
+
+sprinkled = st.lists(
+    st.one_of(st.text(max_size=8), st.sampled_from(FRAGMENTS + PATH_FRAGMENTS)), max_size=14
+).map("".join)
+
+
+class DehydratePropertiesTest(unittest.TestCase):
+    def setUp(self) -> None:
+        patch_env(self)
+
+    @PROPERTY_SETTINGS
+    @given(st.text())
+    def test_idempotent_on_any_text(self, s: str) -> None:
+        once = dehydrate(s)
+        self.assertEqual(dehydrate(once), once)
+        once = dehydrate(s, **POSIX)
+        self.assertEqual(dehydrate(once, **POSIX), once)
+
+    @PROPERTY_SETTINGS
+    @given(sprinkled, st.sampled_from([POSIX, WINDOWS]))
+    def test_idempotent_on_text_with_patterns_and_paths(
+        self, s: str, paths: dict[str, str]
+    ) -> None:
+        once = dehydrate(s, **paths)
+        self.assertEqual(dehydrate(once, **paths), once)
+
+    @PROPERTY_SETTINGS
+    @given(sprinkled)
+    def test_idempotent_with_this_machines_paths(self, s: str) -> None:
+        s = s.replace(CWD, os.getcwd())
+        once = dehydrate(s)
+        self.assertEqual(dehydrate(once), once)
+
+    @PROPERTY_SETTINGS
+    @given(
+        st.lists(
+            st.one_of(
+                st.text(max_size=8),
+                st.sampled_from(
+                    [
+                        "num_files",
+                        'files="1"',
+                        "duration_ms",
+                        "cost_usd",
+                        "Available commands",
+                        "Files modified by user",
+                        "/home/u/pro",
+                        "/home/u/.clau",
+                        "[CWD]",
+                        "</system-reminder>",
+                        "=",
+                        '"12"',
+                        ":",
+                    ]
+                ),
+            ),
+            max_size=12,
+        ).map("".join)
+    )
+    def test_text_without_triggers_is_unchanged(self, s: str) -> None:
+        assume(not any(t in s for t in TRIGGERS))
+        assume(CWD not in s and HOME not in s)
+        self.assertEqual(dehydrate(s, **POSIX), s)
+
+    @PROPERTY_SETTINGS
+    @given(
+        st.lists(
+            st.one_of(
+                st.text(
+                    alphabet="abcXYZ019 .,-_\n\t",
+                    max_size=8,
+                ),
+                st.sampled_from(["{cwd}", "{cwd}/src/a.py", "{cwd}.", " {cwd} "]),
+            ),
+            max_size=12,
+        ).map("".join),
+        st.sampled_from([POSIX, WINDOWS]),
+    )
+    def test_hydrate_undoes_dehydrate_for_safe_text_and_the_cwd(
+        self, template: str, paths: dict[str, str]
+    ) -> None:
+        s = template.replace("{cwd}", paths["cwd"])
+        self.assertEqual(hydrate(dehydrate(s, **paths), **paths), s)
+
+
+json_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), sprinkled),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=6), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+class JsonTextGateTest(unittest.TestCase):
+    """``json_text_may_change`` lets the key skip the walk; it must never skip a change."""
+
+    def setUp(self) -> None:
+        patch_env(self)
+
+    @PROPERTY_SETTINGS
+    @given(json_values, st.booleans(), st.sampled_from([POSIX, WINDOWS]))
+    def test_a_text_said_unchanged_is_unchanged_by_the_walk(
+        self, value: Any, ascii_only: bool, paths: dict[str, str]
+    ) -> None:
+        text = json.dumps(value, ensure_ascii=ascii_only)
+        if not json_text_may_change(text, **paths):
+            self.assertEqual(dehydrate_json(value, **paths), value)
+
+    def test_plain_conversations_skip_and_patterned_ones_do_not(self) -> None:
+        plain = json.dumps({"messages": [{"role": "user", "content": "Hi, there é"}]})
+        self.assertFalse(json_text_may_change(plain, **POSIX))
+        for content in ('<x num_files="3"/>', f"see {POSIX['cwd']}/a.py"):
+            with self.subTest(content=content):
+                text = json.dumps({"messages": [{"content": content}]})
+                self.assertTrue(json_text_may_change(text, **POSIX))
+        # Windows paths hold backslashes, which JSON escapes: always walk.
+        self.assertTrue(json_text_may_change(plain, **WINDOWS))
+        # A writer that escapes "/" could hide a path: walk.
+        self.assertTrue(json_text_may_change('{"a": "\\/x"}', **POSIX))
+
+
+class ModuleSurfaceTest(unittest.TestCase):
+    def test_default_rules_are_the_originals_in_order_then_claude_codes(self) -> None:
+        names = [rule.name for rule in dh.DEFAULT_RULES]
+        self.assertEqual(
+            names,
+            [
+                "files_modified",
+                "num_files",
+                "duration_ms",
+                "cost_usd",
+                "config_home",
+                "cwd",
+                "available_commands",
+                "cwd_slug",
+                "current_date",
+                "os_version",
+            ],
+        )
+        self.assertEqual([r.name for r in dh.TOKEN_COUNT_RULES], ["uuid", "timestamp"])
+
+    def test_path_rule_short_paths_are_ignored(self) -> None:
+        self.assertEqual(dehydrate("C:\\x", cwd="C:\\"), "C:\\x")
+        self.assertEqual(dehydrate("/a/b", cwd="/a"), "/a/b")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,127 @@
+"""The optional orjson path writes exactly the standard library's canonical JSON."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import unittest
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.support.env import environ_without_vcr
+from tests.unit.test_committed_keys import HTTP_FIXTURES, rebuilt_request
+from vcr_kit._core import canonical_json as _fastjson
+from vcr_kit._core import ids as _ids
+from vcr_kit._core.http_request import request_key
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def stdlib(value: Any) -> bytes:
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    ).encode("utf-8")
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(),
+    lambda children: st.lists(children, max_size=4)
+    | st.dictionaries(st.text(max_size=6), children, max_size=4),
+    max_leaves=20,
+)
+
+TRICKY = [
+    1e-05, 9.9e-05, 1e-07, 2.5e-08, 1e-10, 1e16, 1e22, 123.456, -0.0, 5e-324, 2**64, -(2**63) - 1,
+    "\ud800", "\x00\x1f\x7f\u2028", {"\ue000": 1, "\U0001f600": 2, "B": 3, "b": 4},
+    {1: "int key"}, float("nan"), float("inf"), "a null word", "e-mail",
+]
+
+
+@unittest.skipUnless(_fastjson.available(), "orjson is not installed")
+class FastCanonicalTest(unittest.TestCase):
+    def check(self, value: Any, finite: bool = False) -> None:
+        fast = _fastjson.canonical(value, finite=finite)
+        try:
+            expected = stdlib(value)
+        except (TypeError, ValueError):
+            self.assertIsNone(fast)  # the standard library refuses it: so must the fast path
+            return
+        if fast is not None:
+            self.assertEqual(fast, expected)
+
+    def test_tricky_values(self) -> None:
+        for value in TRICKY:
+            with self.subTest(value=value):
+                self.check(value)
+                self.check([value, {"k": value}])
+
+    @settings(max_examples=500, deadline=None)
+    @given(json_values)
+    def test_any_json_value(self, value: Any) -> None:
+        self.check(value)
+
+    @settings(max_examples=300, deadline=None)
+    @given(json_values)
+    def test_finite_values_with_the_null_scan_skipped(self, value: Any) -> None:
+        text = json.dumps(value)
+        if "NaN" in text or "Infinity" in text:
+            return
+        self.check(json.loads(text), finite=True)
+
+    def test_the_fast_path_is_taken_for_an_ordinary_request(self) -> None:
+        value = {
+            "model": "claude-opus-4-7",  # "e-" in text is no number
+            "messages": [{"role": "user", "content": "hé, a re-run"}],
+            "temperature": 0.5,
+        }
+        self.assertEqual(_fastjson.canonical(value, finite=True), stdlib(value))
+
+    def test_a_nan_in_a_request_body_still_refuses_the_key(self) -> None:
+        from vcr_kit._core.httplib import sdk_library
+
+        request = sdk_library().Request(
+            "POST", "https://api.anthropic.com/v1/messages", content=b'{"temperature": NaN}'
+        )
+        with self.assertRaises(TypeError):
+            request_key(request)
+
+
+class PurePathTest(unittest.TestCase):
+    def setUp(self) -> None:
+        _ids.forget()
+        self.addCleanup(_ids.forget)
+
+    def test_committed_fixture_keys_are_the_same_without_orjson(self) -> None:
+        for path in HTTP_FIXTURES:
+            stored = json.loads(path.read_text(encoding="utf-8"))["request"]
+            with mock.patch.object(_fastjson, "_dumps", None):
+                pure = request_key(rebuilt_request(stored))
+            fast = request_key(rebuilt_request(stored))
+            self.assertEqual(pure, fast)
+            self.assertEqual(pure[0], path.name)
+
+    def test_vcr_pure_json_turns_the_fast_path_off(self) -> None:
+        env = environ_without_vcr()
+        env["VCR_PURE_JSON"] = "1"
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "from vcr_kit._core import canonical_json; print(canonical_json.available())",
+            ],
+            cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=False,
+        )
+        self.assertEqual(done.stdout.strip(), "False", done.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,62 @@
+"""What ``import vcr_kit`` loads: the pure parts need neither the SDK nor an HTTP library."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import unittest
+from pathlib import Path
+
+from tests.support.env import environ_without_vcr, temp_dir
+
+ROOT = Path(__file__).resolve().parents[2]
+
+PURE = """
+import sys
+import vcr_kit
+after_import = sorted(m for m in sys.modules if m.startswith("vcr_kit"))
+from vcr_kit import dehydrate
+from vcr_kit._core import keys as _keys
+print(dehydrate.dehydrate('cost_usd="0.3"'), _keys.fixture_name({"q": 1}, "answer"))
+with vcr_kit.fixture({"q": 1}, "answer", mode="auto", fixtures_dir=sys.argv[1]) as f:
+    print(f.play(lambda: {"a": 42}))
+loaded = sorted(m for m in ("anthropic", "httpx", "httpx2") if m in sys.modules)
+print("loaded:", loaded)
+print("after import:", after_import)
+"""
+
+
+class ImportTest(unittest.TestCase):
+    def run_python(self, code: str, *args: str) -> list[str]:
+        env = environ_without_vcr()
+        env.update(FORCE_VCR="1", VCR_REPORT="0")
+        done = subprocess.run(
+            [sys.executable, "-c", code, *args],
+            cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,
+        )
+        self.assertEqual(done.returncode, 0, done.stderr)
+        return done.stdout.splitlines()
+
+    def test_the_pure_modules_and_the_generic_fixture_load_no_sdk_and_no_http_library(
+        self,
+    ) -> None:
+        lines = self.run_python(PURE, str(temp_dir(self)))
+        self.assertRegex(lines[0], r'^cost_usd="\[COST\]" answer-[0-9a-f]{12}\.json$')
+        self.assertEqual(lines[1], "{'a': 42}")
+        self.assertEqual(lines[2], "loaded: []")
+
+    def test_import_vcr_kit_loads_only_its_front_door(self) -> None:
+        lines = self.run_python(PURE, str(temp_dir(self)))
+        self.assertEqual(lines[3], "after import: ['vcr_kit', 'vcr_kit.errors']")
+
+    def test_every_public_name_resolves(self) -> None:
+        code = (
+            "import vcr_kit\n"
+            "missing = [n for n in vcr_kit.__all__ if getattr(vcr_kit, n, None) is None]\n"
+            "print(missing, set(vcr_kit.__all__) <= set(dir(vcr_kit)))\n"
+        )
+        self.assertEqual(self.run_python(code), ["[] True"])
+
+
+if __name__ == "__main__":
+    unittest.main()

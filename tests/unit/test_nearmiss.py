@@ -1,0 +1,65 @@
+"""On a miss, the error points at the nearest recorded fixture and shows what differs."""
+
+from __future__ import annotations
+
+import unittest
+from pathlib import Path
+
+import vcr_kit
+from tests.support.env import patch_env, temp_dir
+
+ADVICE = "Re-run the tests with VCR_RECORD=1, then commit the result."
+
+
+class NearMissTest(unittest.TestCase):
+    def setUp(self) -> None:
+        patch_env(self, VCR_REPORT="0")
+        self.folder = temp_dir(self)
+
+    def record(self, value: dict[str, object], result: int) -> Path:
+        with vcr_kit.fixture(value, "calc", mode="auto", fixtures_dir=self.folder) as f:
+            f.play(lambda: result)
+        return f.path
+
+    def test_the_miss_names_the_nearest_fixture_and_the_difference(self) -> None:
+        nearest = self.record({"q": "alpha", "n": 1}, 1)
+        self.record({"q": "beta", "n": 1}, 2)
+        self.record({"q": "gamma", "n": 3}, 3)
+
+        with vcr_kit.fixture(
+            {"q": "alphb", "n": 1}, "calc", mode="replay", fixtures_dir=self.folder
+        ) as f:
+            with self.assertRaises(vcr_kit.FixtureMissingError) as caught:
+                f.play(lambda: 0)
+
+        lines = str(caught.exception).splitlines()
+        self.assertEqual(
+            lines[0],
+            f"Fixture missing: {f.path}. {ADVICE}",
+        )
+        self.assertEqual(lines[1], f"Nearest recorded fixture: {nearest}.")
+        self.assertEqual(lines[2], "What differs:")
+        self.assertIn('-  "q": "alpha"', lines)
+        self.assertIn('+  "q": "alphb"', lines)
+        self.assertEqual(caught.exception.path, f.path)
+
+    def test_no_hint_when_nothing_of_the_family_was_recorded(self) -> None:
+        self.record({"q": "alpha"}, 1)
+        with vcr_kit.fixture({"q": 1}, "other", mode="replay", fixtures_dir=self.folder) as f:
+            with self.assertRaises(vcr_kit.FixtureMissingError) as caught:
+                f.play(lambda: 0)
+        self.assertEqual(
+            str(caught.exception),
+            f"Fixture missing: {f.path}. {ADVICE}",
+        )
+
+    def test_a_corrupt_neighbour_does_not_hide_the_miss(self) -> None:
+        (self.folder / "calc-000000000000.json").write_text("{torn", encoding="utf-8")
+        with vcr_kit.fixture({"q": 1}, "calc", mode="replay", fixtures_dir=self.folder) as f:
+            with self.assertRaises(vcr_kit.FixtureMissingError) as caught:
+                f.play(lambda: 0)
+        self.assertTrue(str(caught.exception).startswith("Fixture missing: "))
+
+
+if __name__ == "__main__":
+    unittest.main()
