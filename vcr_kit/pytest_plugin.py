@@ -17,8 +17,7 @@ import pytest
 
 from ._integrations.session import vcr_session
 from ._ledger import journal as _journal
-from ._ledger import runs as _runrecord
-from ._ledger import summary as _report
+from ._ledger import runs, summary
 
 _JOURNAL = pytest.StashKey[_journal.Journal]()
 
@@ -56,7 +55,7 @@ def vcr(request: pytest.FixtureRequest) -> Iterator[_journal.Journal]:
 
 # -- the run record and the summary -------------------------------------------------
 # A run is complete (and may drive `vcr_kit prune`) only when the whole suite was
-# selected, collected without error, and passed: see vcr_kit._runrecord.
+# selected, collected without error, and passed: see vcr_kit._ledger.runs.
 
 _SELECTION = "vcr_kit_selection"
 _WORKER_TOTALS = "vcr_kit_totals"
@@ -92,7 +91,7 @@ def pytest_configure_node(node: Any) -> None:
 def pytest_sessionstart(session: pytest.Session) -> None:
     _partial.clear()
     _worker_folders.clear()
-    _runrecord.run_id()  # set before xdist starts its workers, which inherit it
+    runs.run_id()  # set before xdist starts its workers, which inherit it
 
 
 def pytest_collectreport(report: pytest.CollectReport) -> None:
@@ -110,7 +109,7 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
     """xdist controller: count a finished worker in the one summary line."""
     totals = getattr(node, "workeroutput", {}).get(_WORKER_TOTALS)
     if totals:
-        _report.add_worker_totals(totals)
+        summary.add_worker_totals(totals)
         _worker_folders.update(totals.get("folders", []))
 
 
@@ -123,8 +122,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitC
         reasons.append(f"pytest exited with status {int(exitstatus)}")
     complete = not reasons
     why = "the whole suite passed under pytest" if complete else "; ".join(reasons)
-    _runrecord.set_verdict(complete, why, also_in=[Path(f) for f in _worker_folders])
-    _runrecord.flush()
+    runs.set_verdict(complete, why, also_in=[Path(f) for f in _worker_folders])
+    runs.flush()
     workeroutput = getattr(config, "workeroutput", None)
     if workeroutput is not None:
-        workeroutput[_WORKER_TOTALS] = _report.worker_totals()
+        workeroutput[_WORKER_TOTALS] = summary.worker_totals()

@@ -33,7 +33,7 @@ _NAME_RE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 def canonical_json(value: Any, *, finite: bool = False) -> bytes:
     """Sorted keys, no insignificant whitespace, UTF-8: the same bytes on every machine.
 
-    ``finite``: ``value`` is known to hold no NaN or infinity (see ``_fastjson``)."""
+    ``finite``: ``value`` is known to hold no NaN or infinity (see ``canonical_json``)."""
     fast = canonical(value, finite=finite)
     if fast is not None:
         return fast

@@ -161,7 +161,7 @@ def rebuild_response(
     live_ids: dict[str, str] | None = None,
 ) -> httpx2.Response:
     """A fresh response (of the request's own library) for a stored one: hydrated,
-    with the ids the caller gets (see ``_ids``); ``live_ids`` (stored -> live id) when
+    with the ids the caller gets (see ``_core.ids``); ``live_ids`` (stored -> live id) when
     the answer was just recorded, so that later recordings can quote the live ones.
 
     Works on the serialized text: one ``json.dumps``, a substring check for

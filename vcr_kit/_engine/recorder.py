@@ -95,8 +95,8 @@ class HttpRecorder:
         upstream: list[BaseException] = []
         try:
             response: httpx2.Response = yield from self._exchange(request, live, whole, upstream)
-        except VCRError:
-            raise
+        except VCRError as exc:
+            raise exc from None  # vcr_kit's own word: the caller needs no chain below it
         except Exception as exc:
             if any(exc is seen for seen in upstream):
                 raise  # the upstream's own error (a refused connection): the SDK retries it

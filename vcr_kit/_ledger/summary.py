@@ -21,8 +21,7 @@ from typing import Any, Final
 
 from .._core.config import in_xdist_worker, summary_wanted
 from .._core.paths import display_path
-from . import journal as _journal
-from . import runs as _runrecord
+from . import journal, runs
 
 #: Changed fixtures named in the line; more are counted.
 _MAX_CHANGED_SHOWN: Final = 5
@@ -41,13 +40,13 @@ def _json_files(folder: Path) -> int:
 
 def worker_totals() -> dict[str, Any]:
     """This process's totals as plain JSON, for the process that prints the summary."""
-    counts, replayed_cost, folders = _journal.totals()
+    counts, replayed_cost, folders = journal.totals()
     return {
         "counts": {event.value: n for event, n in counts.items()},
         "replayed_usd": replayed_cost,
-        "recorded_usd": _runrecord.recorded_cost(),
+        "recorded_usd": runs.recorded_cost(),
         "folders": sorted(str(f) for f in folders),
-        "changed": [str(p) for p in _runrecord.changed()],
+        "changed": [str(p) for p in runs.changed()],
     }
 
 
@@ -78,10 +77,10 @@ def summary_line() -> str | None:
     """The summary of everything vcr_kit did in this run, or None if it did nothing."""
     totals = _all_totals()
     counts = totals["counts"]
-    replayed = counts[_journal.Event.REPLAYED.value]
-    recorded = counts[_journal.Event.RECORDED.value]
-    missing = counts[_journal.Event.MISSING.value]
-    live = counts[_journal.Event.LIVE.value]
+    replayed = counts[journal.Event.REPLAYED.value]
+    recorded = counts[journal.Event.RECORDED.value]
+    missing = counts[journal.Event.MISSING.value]
+    live = counts[journal.Event.LIVE.value]
     if not (replayed or recorded or missing or live):
         return None
     # Folders gone by now (a test's temporary ones) say nothing about the project.

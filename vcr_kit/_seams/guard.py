@@ -28,7 +28,7 @@ from .sdk_errors import deliver
 
 
 class Interception(Protocol):
-    """What the guard needs of the running test's interception (see ``_intercept``)."""
+    """What the guard needs of the running test's interception (see ``intercept``)."""
 
     @property
     def recorder(self) -> HttpRecorder: ...

@@ -7,7 +7,7 @@ already loaded it. Every client that reaches the network through its library's
 own transport goes through it, whatever its class and however it was built: the
 SDK's default client, one built at import time, langchain's subclass of
 ``DefaultHttpxClient``, pydantic-ai's plain ``AsyncClient``. Only requests to the
-Anthropic API are recorded or replayed: those to an Anthropic host (see ``_hosts``),
+Anthropic API are recorded or replayed: those to an Anthropic host (see ``hosts``),
 and those that carry the ``anthropic-version`` header that every Anthropic SDK
 sends, whatever its ``base_url``. Every other request, and
 every client whose transport never reaches the network (a test's own
@@ -15,7 +15,7 @@ every client whose transport never reaches the network (a test's own
 
 Installed when the first test starts and removed when the last one ends (failing
 tests included), so outside tests every client behaves as if vcr_kit were not
-installed. While installed, a connection guard (``_guard``) catches what the
+installed. While installed, a connection guard (``guard``) catches what the
 seam cannot see: in replay mode no connection to an Anthropic host is made, and
 in the other modes such a connection is noted in the journal as a live call.
 """
@@ -31,8 +31,7 @@ from typing import TYPE_CHECKING, Any
 from .._core.httplib import loaded_libraries
 from .._engine.live import in_live_call, to_local_proxy
 from .._engine.recorder import HttpRecorder
-from . import guard as _guard
-from . import lazytls as _lazytls
+from . import guard, lazytls
 from .hosts import HostSet, anthropic_hosts
 from .sdk_credentials import filling_credentials
 from .sdk_errors import delivered, install_error_passage
@@ -117,14 +116,14 @@ def _install() -> None:
     for library in libraries:
         _patch(library.HTTPTransport, "handle_request", _sync_seam)
         _patch(library.AsyncHTTPTransport, "handle_async_request", _async_seam)
-    _lazytls.install(libraries)  # clients built during the test set up TLS only if they go live
+    lazytls.install(libraries)  # clients built during the test set up TLS only if they go live
     install_error_passage()  # a no-op until the SDK is loaded; see _sdkpatch
-    _guard.install(current)
+    guard.install(current)
 
 
 def _uninstall() -> None:
-    _guard.uninstall()
-    _lazytls.uninstall()
+    guard.uninstall()
+    lazytls.uninstall()
     for (cls, name), own in _saved.items():
         if own is None:
             delattr(cls, name)

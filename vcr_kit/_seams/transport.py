@@ -159,6 +159,6 @@ def async_client(
     )
 
 
-# Keep the name importable for type checkers and `from vcr_kit._transport import VCRTransport`.
+# Keep the name importable for type checkers (`from vcr_kit._seams.transport import ...`).
 if TYPE_CHECKING:
     VCRTransport = _RecordingTransport

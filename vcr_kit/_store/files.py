@@ -242,7 +242,7 @@ def _fsync_folder(folder: Path) -> None:
 
 
 #: Below this much free space a recording is refused before the call: most answers
-#: are a few KB; a longer one that still does not fit is rescued (see ``_rescue``).
+#: are a few KB; a longer one that still does not fit is rescued (see ``rescue``).
 MIN_FREE_BYTES: Final = 64 * 1024
 
 
