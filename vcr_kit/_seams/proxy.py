@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 import socket
 import sys
 import threading
@@ -35,12 +34,11 @@ from .._core.config import Mode, base_url, base_url_set_to
 from .._core.credentials import has_real_key
 from .._core.http_request import request_key
 from .._core.httplib import sdk_library
-from .._core.ids import replace_tool_ids, stable_tool_ids
-from .._engine.http_codec import parse_sse, render_sse
 from .._engine.live import add_local_proxy, remove_local_proxy
 from .._engine.recorder import HttpRecorder
 from .._ledger.notes import Event, note
 from ..errors import VCRError
+from .forwarding import BodyForwarder, SseForwarder
 
 __all__ = ["DEFAULT_UPSTREAM", "Proxy", "ProxyError", "proxy", "proxy_for_test"]
 
@@ -66,8 +64,6 @@ _HOP_BY_HOP: Final = frozenset(
 )
 #: The body reaches the client decoded and re-framed, so these no longer apply.
 _NOT_RETURNED: Final = _HOP_BY_HOP | {"content-encoding"}
-_EVENT_END: Final = re.compile(rb"\r?\n\r?\n")
-_TOOL_ID_MARK: Final = b"toolu_"  # toolu_, srvtoolu_ and mcptoolu_ all contain it
 _STOP_WAIT: Final = 600.0
 
 
@@ -395,7 +391,7 @@ class _Exchange:
             self.handler.send_head(response.status_code, kept, None)
             is_sse = response.headers.get("content-type", "").startswith("text/event-stream")
             seed = self.fixture_name()
-            transform = _SseForwarder(seed) if is_sse else _BodyForwarder(seed)
+            transform = SseForwarder(seed) if is_sse else BodyForwarder(seed)
             buffered: list[bytes] = []
             for chunk in response.iter_bytes():
                 buffered.append(chunk)
@@ -408,60 +404,6 @@ class _Exchange:
         return lib.Response(
             response.status_code, headers=kept, content=b"".join(buffered), request=request
         )
-
-
-class _SseForwarder:
-    """Whole SSE events out as they complete, tool ids already the fixture's ones."""
-
-    def __init__(self, seed: str) -> None:
-        self.pending = b""
-        self.tool_id = stable_tool_ids(seed) if seed else None
-
-    def feed(self, chunk: bytes) -> bytes:
-        self.pending += chunk
-        out: list[bytes] = []
-        while True:
-            end = _EVENT_END.search(self.pending)
-            if end is None:
-                return b"".join(out)
-            block, self.pending = self.pending[: end.end()], self.pending[end.end() :]
-            out.append(self._rewrite(block))
-
-    def flush(self) -> bytes:
-        block, self.pending = self.pending, b""
-        return block
-
-    def _rewrite(self, block: bytes) -> bytes:
-        if self.tool_id is None or _TOOL_ID_MARK not in block:
-            return block
-        events = parse_sse(block.decode("utf-8"))
-        for event in events:
-            if "data" in event:
-                event["data"] = replace_tool_ids(event["data"], self.tool_id)
-        return render_sse(events).encode("utf-8")
-
-
-class _BodyForwarder:
-    """A JSON body out when complete (it is one value), tool ids rewritten."""
-
-    def __init__(self, seed: str) -> None:
-        self.parts: list[bytes] = []
-        self.seed = seed
-
-    def feed(self, chunk: bytes) -> bytes:
-        self.parts.append(chunk)
-        return b""
-
-    def flush(self) -> bytes:
-        body = b"".join(self.parts)
-        if not self.seed or _TOOL_ID_MARK not in body:
-            return body
-        try:
-            value = json.loads(body)
-        except ValueError:
-            return body
-        value = replace_tool_ids(value, stable_tool_ids(self.seed))
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
 @contextlib.contextmanager
