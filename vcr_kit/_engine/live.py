@@ -84,4 +84,6 @@ def is_local_proxy(host: str, port: int | None) -> bool:
 
 def to_local_proxy(request: Any) -> bool:
     """Whether ``request`` goes to a vcr_kit proxy of this process, which records it."""
+    if not _local_proxies:  # before reading the URL: every request comes here
+        return False
     return is_local_proxy(request.url.host, request.url.port)

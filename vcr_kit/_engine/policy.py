@@ -12,9 +12,8 @@ happened is the caller's to note in the ledger, once, with the answer's cost.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .._core.config import Mode, Settings
 from .._core.schema import Document, problems
@@ -27,10 +26,10 @@ from .steps import Pause, Steps, once, run_awaiting, run_blocking
 __all__ = ["Outcome", "afetch", "fetch", "replay_or_record", "served"]
 
 
-@dataclass(frozen=True)
-class Outcome:
+class Outcome(NamedTuple):
     """What a lookup gave: the fixture document, whether it was just recorded, and
-    whether that recording replaced a different answer."""
+    whether that recording replaced a different answer. (A named tuple: one is made
+    per replayed request, at a third of a frozen dataclass's cost.)"""
 
     doc: Document
     recorded: bool

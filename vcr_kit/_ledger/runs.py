@@ -91,7 +91,7 @@ def run_id() -> str:
 
 
 def note(event: str, path: Path | None, cost_usd: float = 0.0) -> None:
-    """What ``_journal.note`` saw: remember the fixture as used by this run."""
+    """What ``notes.note`` saw: remember the fixture as used by this run."""
     if event not in _USED_EVENTS or path is None:
         return
     with _lock:
