@@ -94,51 +94,45 @@ class HttpRecorder:
         ``whole`` also reads its answer to the end (the one to store)."""
         upstream: list[BaseException] = []
         try:
-            response: httpx2.Response = yield from self._exchange(request, live, whole, upstream)
+            if to_local_proxy(request):  # the proxy of this process records it
+                passed: httpx2.Response = yield from _live(live, request, upstream)
+                return passed
+            if self.settings.mode is Mode.OFF:
+                response: httpx2.Response = yield from _live(live, request, upstream)
+                _note_live(request)
+                return response
+            name, stored_request = request_key(request)
+            path = self.settings.fixtures_dir / name
+            ids: dict[str, str] = {}
+
+            def record() -> Steps[Document]:
+                self._check_can_record(path, request, stored_request)
+                answer = yield from _live(whole, with_live_ids(request), upstream)
+                return self._document(answer, path, stored_request, ids)
+
+            try:
+                outcome = yield from replay_or_record(
+                    path,
+                    self.settings,
+                    record,
+                    lambda: credentials_in(request.headers),
+                    stored_request,
+                    kind="http",
+                    live_request=stored_request,
+                )
+            except _Declined as declined:
+                _note_live(request, path)
+                return passthrough(declined.response, request)
+            except FixtureMissingError:
+                note(Event.MISSING, path)
+                raise
+            return self._answer(outcome, path, request, ids)
         except VCRError as exc:
             raise exc from None  # vcr_kit's own word: the caller needs no chain below it
         except Exception as exc:
             if any(exc is seen for seen in upstream):
                 raise  # the upstream's own error (a refused connection): the SDK retries it
             raise self._own_fault(exc, request) from exc
-        return response
-
-    def _exchange(
-        self, request: httpx2.Request, live: Send, whole: Send, upstream: list[BaseException]
-    ) -> Steps[httpx2.Response]:
-        if to_local_proxy(request):  # the proxy of this process records it
-            passed: httpx2.Response = yield from _live(live, request, upstream)
-            return passed
-        if self.settings.mode is Mode.OFF:
-            response: httpx2.Response = yield from _live(live, request, upstream)
-            _note_live(request)
-            return response
-        name, stored_request = request_key(request)
-        path = self.settings.fixtures_dir / name
-        ids: dict[str, str] = {}
-
-        def record() -> Steps[Document]:
-            self._check_can_record(path, request, stored_request)
-            answer = yield from _live(whole, with_live_ids(request), upstream)
-            return self._document(answer, path, stored_request, ids)
-
-        try:
-            outcome = yield from replay_or_record(
-                path,
-                self.settings,
-                record,
-                lambda: credentials_in(request.headers),
-                stored_request,
-                kind="http",
-                live_request=stored_request,
-            )
-        except _Declined as declined:
-            _note_live(request, path)
-            return passthrough(declined.response, request)
-        except FixtureMissingError:
-            note(Event.MISSING, path)
-            raise
-        return self._answer(outcome, path, request, ids)
 
     def _document(
         self, response: httpx2.Response, path: Path, stored_request: Any, ids: dict[str, str]
