@@ -92,11 +92,15 @@ def import_graph() -> dict[str, set[str]]:
 
 
 class LayersContractTest(unittest.TestCase):
-    def copy_of_the_package(self) -> Path:
+    def lint_with(self, module: str, line: str) -> subprocess.CompletedProcess[str]:
+        """``lint-imports`` over a copy of the package in which ``module`` (a path below
+        ``vcr_kit/``) also has ``line``."""
         folder = temp_dir(self)
         shutil.copytree(PACKAGE, folder / "vcr_kit", ignore=shutil.ignore_patterns("__pycache__"))
         shutil.copy(ROOT / "setup.cfg", folder / "setup.cfg")
-        return folder
+        target = folder / "vcr_kit" / module
+        target.write_text(target.read_text(encoding="utf-8") + f"\n{line}  # noqa\n")
+        return lint_imports(folder)
 
     def test_the_layers_contract_is_kept(self) -> None:
         done = lint_imports(ROOT)
@@ -104,19 +108,13 @@ class LayersContractTest(unittest.TestCase):
         self.assertIn("Contracts: 1 kept, 0 broken.", done.stdout)
 
     def test_an_import_that_climbs_a_layer_breaks_the_contract(self) -> None:
-        folder = self.copy_of_the_package()
-        keys = folder / "vcr_kit" / "_core" / "keys.py"
-        keys.write_text(keys.read_text() + "\nfrom .._seams import hosts  # noqa\n")
-        done = lint_imports(folder)
+        done = self.lint_with("_core/keys.py", "from .._seams import hosts")
         self.assertEqual(done.returncode, 1, done.stdout + done.stderr)
         self.assertIn("Contracts: 0 kept, 1 broken.", done.stdout)
         self.assertIn("vcr_kit._core.keys -> vcr_kit._seams.hosts", done.stdout)
 
     def test_an_import_between_siblings_breaks_the_contract(self) -> None:
-        folder = self.copy_of_the_package()
-        files = folder / "vcr_kit" / "_store" / "files.py"
-        files.write_text(files.read_text() + "\nfrom .._ledger import runs  # noqa\n")
-        done = lint_imports(folder)
+        done = self.lint_with("_store/files.py", "from .._ledger import runs")
         self.assertEqual(done.returncode, 1, done.stdout + done.stderr)
         self.assertIn("vcr_kit._store.files -> vcr_kit._ledger.runs", done.stdout)
 
