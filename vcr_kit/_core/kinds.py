@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Final, TypeGuard
 from .keys import cassette_name, fixture_name, http_name, token_count_name
 from .transient import is_transient
 
-__all__ = ["KINDS", "CannotRekey", "FixtureKind", "check_usage", "type_name"]
+__all__ = ["KINDS", "CannotRekey", "FixtureKind", "check_usage"]
 
 _HTTP_BODIES: Final = ("body", "events", "jsonl", "text", "base64")
 _MAX_TOKENS: Final = 10**12
@@ -71,7 +71,7 @@ def _status_in(
     return False
 
 
-def type_name(value: Any) -> str:
+def _type_name(value: Any) -> str:
     return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(
         type(value), "null" if value is None else "a number"
     )
@@ -79,12 +79,12 @@ def type_name(value: Any) -> str:
 
 def check_usage(usage: Any, found: list[str]) -> None:
     if not isinstance(usage, list):
-        found.append(f"usage: {type_name(usage)}, not a list")
+        found.append(f"usage: {_type_name(usage)}, not a list")
         return
     for i, entry in enumerate(usage):
         where = f"usage[{i}]"
         if not isinstance(entry, dict):
-            found.append(f"{where}: {type_name(entry)}, not an object")
+            found.append(f"{where}: {_type_name(entry)}, not an object")
         elif not isinstance(entry.get("model"), str):
             found.append(f"{where}.model: missing or not a string")
         elif len(entry["model"]) > _MAX_MODEL_ID:  # no model id is this long: a damaged file
@@ -103,7 +103,7 @@ def _check_token_counts(usage: Mapping[str, Any], where: str, found: list[str]) 
             _check_token_counts(value, f"{where}.{key}", found)
         elif key.endswith("_tokens") and value is not None:
             if not _is_int(value):
-                found.append(f"{where}.{key}: {type_name(value)}, not a token count")
+                found.append(f"{where}.{key}: {_type_name(value)}, not a token count")
             elif not 0 <= value <= _MAX_TOKENS:  # cost is a float: 10**400 would overflow
                 found.append(f"{where}.{key}: {value} is not a token count")
 
@@ -119,7 +119,7 @@ def _check_http(request: Any, response: Any, name: str, found: list[str]) -> Non
     if not name:  # replay: ``request`` is the live one, which was just keyed
         pass
     elif not isinstance(request, dict):
-        found.append(f"request: {type_name(request)}, not an object")
+        found.append(f"request: {_type_name(request)}, not an object")
     else:
         if not isinstance(request.get("method"), str):
             found.append("request.method: missing or not a string")
@@ -127,7 +127,7 @@ def _check_http(request: Any, response: Any, name: str, found: list[str]) -> Non
         if not (isinstance(path, str) and path.startswith("/")):
             found.append("request.path: missing or not a path starting with '/'")
     if not isinstance(response, dict):
-        found.append(f"response: {type_name(response)}, not an object with a status")
+        found.append(f"response: {_type_name(response)}, not an object with a status")
         return
     status = response.get("status")
     if _status_in(status, (100, 599), "response.status", "an HTTP status", found) and is_transient(
@@ -174,9 +174,9 @@ def _check_plain_bodies(response: dict[str, Any], status: Any, found: list[str])
     # The API answers every endpoint with an object; an empty answer (204) is stored as
     # null. A scalar or a list would be parsed by the SDK into a wrong, silent value.
     if not isinstance(body, dict) and not (body is None and status != 200):
-        found.append(f"response.body: {type_name(body)}, not an object")
+        found.append(f"response.body: {_type_name(body)}, not an object")
     if "text" in response and not isinstance(response["text"], str):
-        found.append(f"response.text: {type_name(response['text'])}, not a string")
+        found.append(f"response.text: {_type_name(response['text'])}, not a string")
     if "base64" in response:
         try:
             base64.b64decode(str(response["base64"]).encode("ascii"), validate=True)
@@ -186,11 +186,11 @@ def _check_plain_bodies(response: dict[str, Any], status: Any, found: list[str])
 
 def _check_events(events: Any, found: list[str]) -> None:
     if not isinstance(events, list):
-        found.append(f"response.events: {type_name(events)}, not a list")
+        found.append(f"response.events: {_type_name(events)}, not a list")
         return
     for i, event in enumerate(events):
         if not isinstance(event, dict):
-            found.append(f"response.events[{i}]: {type_name(event)}, not an object")
+            found.append(f"response.events[{i}]: {_type_name(event)}, not an object")
         elif "data" not in event and "data_text" not in event:
             found.append(f"response.events[{i}]: no 'data'")
         elif any(not isinstance(event.get(k, ""), str) for k in ("event", "id", "retry")):
@@ -200,7 +200,7 @@ def _check_events(events: Any, found: list[str]) -> None:
         elif not _EVENT_NAME.fullmatch(event["event"]):  # ...and one it does not know
             found.append(f"response.events[{i}].event: not an SSE event name")
         elif "data" in event and not isinstance(event["data"], dict):
-            found.append(f"response.events[{i}].data: {type_name(event['data'])}, not an object")
+            found.append(f"response.events[{i}].data: {_type_name(event['data'])}, not an object")
         elif "data_text" in event and not isinstance(event["data_text"], str):
             found.append(f"response.events[{i}].data_text: not a string")
 
@@ -232,12 +232,12 @@ def _check_tagged(value: Any, where: str, found: list[str]) -> None:
 
 def _check_error(error: Any, where: str, found: list[str]) -> None:
     if not isinstance(error, dict):
-        found.append(f"{where}: {type_name(error)}, not an object")
+        found.append(f"{where}: {_type_name(error)}, not an object")
         return
     _status_in(error.get("status"), (400, 599), f"{where}.status", "an error status", found)
     for key in ("class", "message", "request_id", "method", "path"):
         if error.get(key) is not None and not isinstance(error[key], str):
-            found.append(f"{where}.{key}: {type_name(error[key])}, not a string")
+            found.append(f"{where}.{key}: {_type_name(error[key])}, not a string")
 
 
 def _check_stream(response: Any, found: list[str]) -> None:
@@ -245,7 +245,7 @@ def _check_stream(response: Any, found: list[str]) -> None:
         _check_error(response["$error"], "response.$error", found)
         return
     if not isinstance(response, list):
-        found.append(f"response: {type_name(response)}, not a list of events")
+        found.append(f"response: {_type_name(response)}, not a list of events")
         return
     for i, event in enumerate(response):
         if not (isinstance(event, dict) and "$sdk" in event):
@@ -260,7 +260,7 @@ def _check_token_count(request: Any, response: Any, name: str, found: list[str])
     if name and not (isinstance(request, dict) and "messages" in request):
         found.append("request.messages: missing")
     if not (isinstance(response, dict) and ("$sdk" in response or "$error" in response)):
-        found.append(f"response: {type_name(response)}, not a token count or an API error")
+        found.append(f"response: {_type_name(response)}, not a token count or an API error")
     else:
         _check_tagged(response, "response", found)
 
