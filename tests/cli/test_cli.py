@@ -58,7 +58,7 @@ class CheckTest(unittest.TestCase):
             [
                 f"{empty}: request: missing (it names the fixture and shows a miss's diff)",
                 f"{empty}: response: missing",
-                f"{leaky}: contains an Anthropic key (sk-ant-...) at byte 69; "
+                f"{leaky}: contains an Anthropic key (sk-ant-...) at response; "
                 "remove it and record again",
                 f"{torn}: Fixture {torn} is not valid JSON: Unterminated string starting at line 1 "
                 "column 23 (char 22). Delete it, or re-record it with VCR_MODE=record.",

@@ -37,9 +37,10 @@ class PayOnceTest(LoopbackTestCase):
             self.assertEqual(
                 str(caught.exception),
                 f"Refusing to record fixture {path}: the request itself contains an "
-                "Anthropic key (sk-ant-...) (at byte 122 of its stored form). The API was not "
-                "called. Keep secrets out of prompts and tool results, or add a dehydrate "
-                "rule that replaces them.",
+                "Anthropic key (sk-ant-...) at request.body.messages[0].content. The API was "
+                "not called. Keep secrets out of prompts and tool results, or add a dehydrate "
+                "rule that replaces them. If it is not a secret, list it (or a re: pattern) in "
+                "VCR_ALLOW_SECRETS.",
             )
             self.assertFalse(path.exists())
         self.assertEqual(self.server.log, [])

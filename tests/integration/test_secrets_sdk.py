@@ -22,9 +22,10 @@ SECRET_PROMPT = "Tell me a secret [[secret]]"
 LEAKED = "sk-ant-api03-" + "A" * 36  # what the server's [[secret]] answer contains
 REFUSAL = re.compile(
     r"Refusing to write fixture (?P<path>.+): it contains an Anthropic key \(sk-ant-\.\.\.\) "
-    r"(?:in streamed block \d+, )?at byte \d+\. Nothing was written\. "
-    r"Keep secrets out of prompts and tool results, or add "
-    r"a dehydrate rule that replaces them, then record again\."
+    r"(?:in streamed block \d+ \(joined from its deltas\)|at response[\w.\[\]]+)\. "
+    r"Nothing was written\. Keep secrets out of prompts and tool results, or add "
+    r"a dehydrate rule that replaces them, then record again\. If it is not a secret, "
+    r"list it \(or a re: pattern\) in VCR_ALLOW_SECRETS\."
 )
 
 

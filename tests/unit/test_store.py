@@ -50,6 +50,7 @@ SECRET_ADVICE = (
     "Nothing was written. Keep secrets out of prompts and tool results, "
     "or add a dehydrate rule that replaces them, then record again."
 )
+ALLOW_ADVICE = " If it is not a secret, list it (or a re: pattern) in VCR_ALLOW_SECRETS."
 
 
 class StoreTestCase(unittest.TestCase):
@@ -256,7 +257,7 @@ class SecretsTest(StoreTestCase):
         self.assertEqual(
             str(caught.exception),
             f"Refusing to write fixture {self.path}: it contains an Anthropic key "
-            f"(sk-ant-...) at byte 4. {SECRET_ADVICE}",
+            f"(sk-ant-...) at byte 4. {SECRET_ADVICE}{ALLOW_ADVICE}",
         )
         self.assertNotIn(KEY_SHAPED, str(caught.exception))
 
@@ -267,7 +268,7 @@ class SecretsTest(StoreTestCase):
         self.assertEqual(
             str(caught.exception),
             f"Refusing to write fixture {self.path}: it contains a bearer token at byte 2. "
-            f"{SECRET_ADVICE}",
+            f"{SECRET_ADVICE}{ALLOW_ADVICE}",
         )
 
     def test_live_key_values_are_refused(self) -> None:

@@ -43,7 +43,7 @@ def fixture_problems(fixture: Fixture) -> list[str]:
         data = fixture.path.read_bytes()
     except OSError as exc:
         return [*found, f"cannot be read: {exc.strerror or exc}"]
-    secret = find_secret(data, document=fixture.doc.get("response"))
+    secret = find_secret(data, document=fixture.doc)
     if secret is not None:
         what, where = secret
         found.append(f"contains {what} {where}; remove it and record again")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,9 +25,11 @@ from typing import Final
 from ..errors import ConfigError
 
 __all__ = [
+    "AllowedSecrets",
     "Mode",
     "Settings",
     "activated",
+    "allowed_secrets",
     "base_url",
     "base_url_set_to",
     "host_variables",
@@ -208,6 +211,7 @@ def load_settings(
 
     lock_timeout = lock_timeout_from(env.get("VCR_LOCK_TIMEOUT"))
     flag("VCR_REPORT", default=True)  # a typo fails here, loudly; read at exit (summary_wanted)
+    allowed_secrets()  # a bad pattern fails here, before any call; read again at each write
     return Settings(
         mode=resolved,
         fixtures_dir=root,
@@ -332,3 +336,43 @@ def in_tox() -> bool:
 def run_complete_word() -> str:
     """``VCR_RUN_COMPLETE``, stripped and lower-cased ("" when unset)."""
     return os.environ.get("VCR_RUN_COMPLETE", "").strip().lower()
+
+
+@dataclass(frozen=True)
+class AllowedSecrets:
+    """``VCR_ALLOW_SECRETS``: key-shaped strings that are known not to be secrets."""
+
+    values: frozenset[bytes] = frozenset()
+    patterns: tuple[re.Pattern[bytes], ...] = ()
+
+    def allows(self, token: bytes) -> bool:
+        """The whole of ``token`` is an allowed value or matches an allowed pattern."""
+        return token in self.values or any(p.fullmatch(token) for p in self.patterns)
+
+
+_ALLOW_SEPARATOR: Final = re.compile(r"[,\n]")
+
+
+def allowed_secrets() -> AllowedSecrets:
+    """``VCR_ALLOW_SECRETS``: entries separated by commas (or newlines); an entry is a
+    literal value, or ``re:`` and a regular expression that must match the whole token
+    (write a comma inside one as ``\\x2c``). Read on every write: a test may set it."""
+    return _parse_allowed(os.environ.get("VCR_ALLOW_SECRETS", ""))
+
+
+@lru_cache(maxsize=16)
+def _parse_allowed(text: str) -> AllowedSecrets:
+    values: set[bytes] = set()
+    patterns: list[re.Pattern[bytes]] = []
+    for entry in (e.strip() for e in _ALLOW_SEPARATOR.split(text)):
+        if entry.startswith("re:"):
+            try:
+                patterns.append(re.compile(entry[3:].encode("utf-8")))
+            except re.error as exc:
+                raise ConfigError(
+                    f"VCR_ALLOW_SECRETS: {entry!r} is not a valid regular expression "
+                    f"({exc}). Fix the pattern, or give the value itself without 're:'."
+                ) from None
+        elif entry:
+            values.add(entry.encode("utf-8"))
+    return AllowedSecrets(frozenset(values), tuple(patterns))

@@ -9,6 +9,7 @@ never reach a fixture, and the stand-in a replaying client is given.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Final
@@ -36,6 +37,9 @@ CREDENTIAL_VARS: Final = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 SECRET_ENV_VARS: Final = (*CREDENTIAL_VARS, "ANTHROPIC_ADMIN_KEY", "CLAUDE_CODE_OAUTH_TOKEN")
 #: Request headers that carry a credential: never stored, and their values never written.
 CREDENTIAL_HEADERS: Final = ("x-api-key", "authorization", "api-key", "cookie")
+#: The scheme before a credential in an ``authorization`` header, in any case
+#: (``Bearer``, ``bearer``, ``BEARER``): the value that must never be written is after it.
+_AUTH_SCHEME: Final = re.compile(r"\A(?:bearer|basic|token)\s+", re.IGNORECASE)
 #: Shorter values would match ordinary text ("test", "dummy"): only real keys count.
 _MIN_SECRET_LENGTH: Final = 16
 
@@ -71,10 +75,10 @@ def credentials_in(headers: Mapping[str, str]) -> list[tuple[str, str]]:
     """(label, value) of each credential a request's headers carry, so a write can be
     refused if one leaks."""
     found = []
-    for header in CREDENTIAL_HEADERS:
-        value = headers.get(header)
-        if value:
-            found.append((f"the {header} header", value.removeprefix("Bearer ").strip()))
+    for name, value in headers.items():
+        header = name.lower()  # a plain mapping may hold "Authorization" or "AUTHORIZATION"
+        if header in CREDENTIAL_HEADERS and value:
+            found.append((f"the {header} header", _AUTH_SCHEME.sub("", value.strip(), 1)))
     return found
 
 

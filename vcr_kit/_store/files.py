@@ -143,7 +143,7 @@ def write_document(path: Path, doc: Document, secrets: Iterable[tuple[str, str]]
             "Return JSON values or SDK objects from the played function.",
             path,
         ) from None
-    scan_for_secrets(data, path, secrets, doc.get("response"))
+    scan_for_secrets(data, path, secrets, doc)
     folder = path.parent
     try:
         folder.mkdir(parents=True, exist_ok=True)

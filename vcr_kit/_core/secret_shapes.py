@@ -1,0 +1,291 @@
+"""What a secret looks like: the token shapes, the live values, and their base64 forms.
+
+Pure: bytes in, a ``Hit`` (which kind of secret, where) out, never the secret itself.
+The gate in ``_store.secrets`` runs this on every write and, before paying, on every
+recorded request, so the common case (no secret at all) must be cheap on a large
+request: each shape has needles (``sk-ant-``, ``akia``, ``bearer``) looked for in the
+lower-cased bytes first, and its regular expression runs only where one is present;
+base64-looking runs (24 letters or more) are found by one translate and a substring
+search, decoded, and scanned together as one text. Only a hit walks the JSON
+document to name the place.
+
+Prefixes that the issuer defines (``AKIA``, ``ghp_``, ``sk-ant-``) are matched as
+issued; the words around a credential (``Authorization``, ``Bearer``,
+``aws_secret_access_key``) in any case.
+"""
+
+from __future__ import annotations
+
+import binascii
+import json
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, NamedTuple
+
+from .config import AllowedSecrets
+
+__all__ = ["SHAPES", "Hit", "find_hit", "locate", "streamed_texts"]
+
+# Between a label and its value: quotes (escaped too, as in serialized JSON), spaces,
+# and one ":" or "=".
+_SEP: Final = rb"""[\s"'\\]*[:=][\s"'\\]*"""
+#: The characters of a token after a scheme or a label.
+_TOKEN: Final = rb"[a-z0-9._~+/\-]"  # matched lower-cased
+
+class Shape(NamedTuple):
+    label: str
+    #: Each begins with a literal, which the regular expression engine looks for at
+    #: memory speed (one expression of many branches tries each at every byte: 200 ms
+    #: a megabyte, measured).
+    patterns: tuple[re.Pattern[bytes], ...]
+    #: Matched in the lower-cased text: words around a credential, written in any case.
+    #: Lower-casing keeps every offset, so the token is read from the original.
+    lowered: bool = False
+
+
+def _shape(label: str, *patterns: bytes, lowered: bool = False) -> Shape:
+    return Shape(label, tuple(re.compile(p) for p in patterns), lowered)
+
+
+#: A group named ``t`` is the token itself (what an allowed value is compared with);
+#: without one the whole match is the token.
+SHAPES: Final = (
+    _shape("an Anthropic key (sk-ant-...)", rb"sk-ant-[A-Za-z0-9_\-]{20,}"),
+    _shape("an OpenAI key (sk-proj-...)", rb"sk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}"),
+    _shape("a Stripe key (sk_live_...)", rb"k(?<=[rs]k)_live_[A-Za-z0-9]{20,}"),
+    _shape(
+        "an AWS access key id (AKIA...)",
+        rb"A(?<![A-Za-z0-9]A)(?:KIA|SIA|BIA|CCA)[A-Z0-9]{16}(?![A-Za-z0-9])",
+    ),
+    _shape(
+        "an AWS secret access key",
+        rb"secret_?access_?key" + _SEP + rb"(?P<t>[a-z0-9/+]{40})(?![a-z0-9/+])",
+        lowered=True,
+    ),
+    _shape("a Google API key (AIza...)", rb"AIza[0-9A-Za-z_\-]{35}"),
+    _shape("a Google OAuth token (ya29....)", rb"ya29\.[0-9A-Za-z_\-]{20,}"),
+    _shape(
+        "an Azure key (AccountKey=...)",
+        rb"accountkey" + _SEP + rb"(?P<t>[a-z0-9+/]{30,}={0,2})",
+        rb"sharedaccesskey" + _SEP + rb"(?P<t>[a-z0-9+/]{30,}={0,2})",
+        lowered=True,
+    ),
+    _shape(
+        "a GitHub token (ghp_...)",
+        rb"gh(?<![A-Za-z0-9]gh)[pousr]_[A-Za-z0-9]{36,}",
+        rb"github_pat_[A-Za-z0-9_]{22,}",
+    ),
+    _shape("a GitLab token (glpat-...)", rb"glpat-[A-Za-z0-9_\-]{20,}"),
+    _shape("a Slack token (xox?-...)", rb"xox[abposr]-[A-Za-z0-9\-]{10,}"),
+    _shape(
+        "a JSON web token (eyJ...)",
+        rb"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
+    ),
+    _shape("a private key block", rb"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"),
+    _shape(
+        "a credential header",
+        *(
+            name + _SEP + rb"(?:(?:bearer|basic|token)\s+)?(?P<t>" + _TOKEN + rb"{20,}=*)"
+            for name in (rb"authorization", rb"api-key")  # proxy-authorization, x-api-key
+        ),
+        lowered=True,
+    ),
+    _shape("a bearer token", rb"bearer\s+(?P<t>" + _TOKEN + rb"{20,}=*)", lowered=True),
+)
+
+_BASE64_LETTERS: Final = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-"
+#: Every byte to "a" (a base64 letter, standard or URL-safe), "=" or " ": a run of 24
+#: letters is then one substring search away.
+_RUN_MASK: Final = bytes(
+    ord("a") if c in _BASE64_LETTERS else ord("=") if c == ord("=") else ord(" ")
+    for c in range(256)
+)
+#: Long enough that a word is rarely one, short enough for the base64 of a 16-byte key.
+_MIN_RUN: Final = 24
+_RUN_START: Final = b"a" * _MIN_RUN
+_RUN: Final = re.compile(rb"a+=*")
+#: An id (``toolu_01...``, ``msg_01...``, ``req_...``), not base64: an agent's request
+#: holds thousands, and none needs decoding.
+_ID: Final = re.compile(rb"[a-z]+_[A-Za-z0-9]+")
+#: Base64 inside base64 inside base64 is no longer an accident anyone makes.
+_MAX_DEPTH: Final = 2
+_URLSAFE: Final = bytes.maketrans(b"-_", b"+/")
+
+
+NOTHING_ALLOWED: Final = AllowedSecrets()
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A secret found: what kind, and where (a byte offset until ``locate`` names a path)."""
+
+    what: str
+    start: int
+    #: The text was found by decoding base64 (so its offset is the run's).
+    encoded: bool = False
+
+    @property
+    def kind(self) -> str:
+        return f"{self.what}, base64-encoded" if self.encoded else self.what
+
+
+def find_hit(
+    data: bytes, live: Sequence[tuple[str, str]], allowed: AllowedSecrets = NOTHING_ALLOWED
+) -> Hit | None:
+    """The first secret in ``data``: a live value (never allowed), a token of a known
+    shape that ``allowed`` does not allow, or either one inside base64; None if none."""
+    values = [(label, value.encode("utf-8", "surrogatepass")) for label, value in live]
+    return _scan(data, values, allowed, 0)
+
+
+def _scan(
+    data: bytes, live: list[tuple[str, bytes]], allowed: AllowedSecrets, depth: int
+) -> Hit | None:
+    for label, value in live:
+        position = data.find(value)
+        if position >= 0:
+            return Hit(f"the value of {label}", position)
+    lowered = data.lower()
+    for shape in SHAPES:
+        text = lowered if shape.lowered else data
+        for pattern in shape.patterns:
+            for match in pattern.finditer(text):
+                whole = data[match.start() : match.end()]
+                token = whole
+                if "t" in pattern.groupindex:
+                    token = data[match.start("t") : match.end("t")]
+                if not (allowed.allows(whole) or allowed.allows(token)):
+                    return Hit(shape.label, match.start())
+    if depth < _MAX_DEPTH:
+        return _scan_base64(data, live, allowed, depth + 1)
+    return None
+
+
+def _scan_base64(
+    data: bytes, live: list[tuple[str, bytes]], allowed: AllowedSecrets, depth: int
+) -> Hit | None:
+    """A secret inside what a base64-looking run decodes to. All runs are decoded and
+    scanned as one text; only a hit goes back to find its run."""
+    runs = [(start, run) for start, run in _runs(data) if not allowed.allows(run)]
+    if not runs:
+        return None
+    decoded = [_decode(run) for _, run in runs]
+    if _scan(b"\n".join(decoded), live, allowed, depth) is None:
+        return None
+    for (start, _), text in zip(runs, decoded, strict=True):
+        inner = _scan(text, live, allowed, depth)
+        if inner is not None:
+            return Hit(inner.what, start, encoded=True)
+    return None  # a secret across two runs' texts is no secret of either
+
+
+def _runs(data: bytes) -> Iterator[tuple[int, bytes]]:
+    mask = data.translate(_RUN_MASK)
+    position = mask.find(_RUN_START)
+    while position >= 0:
+        end = _RUN.match(mask, position)
+        assert end is not None  # it starts with 24 letters
+        run = data[position : end.end()]
+        if b"_" not in run or not _ID.fullmatch(run):
+            yield position, run
+        position = mask.find(_RUN_START, end.end())
+
+
+def _decode(run: bytes) -> bytes:
+    """What ``run`` encodes. A padded run whose length is not a multiple of 4 has a prefix
+    stuck to it ("key" + base64): decoded from where the encoding must start."""
+    letters = run.rstrip(b"=")
+    # Unpadded, a length of 4n+1 is no encoding either: one letter stuck in front.
+    start = len(run) % 4 if letters != run else (1 if len(run) % 4 == 1 else 0)
+    body = letters[start:].translate(_URLSAFE)
+    if len(body) % 4 == 1:  # no encoding ends so: a stray last letter
+        body = body[:-1]
+    try:
+        return binascii.a2b_base64(body + b"=" * (-len(body) % 4))
+    except binascii.Error:
+        return b""
+
+
+#: Delta fields whose pieces make up one streamed block's text.
+_DELTA_FIELDS: Final = ("text", "partial_json", "thinking")
+
+
+def streamed_texts(value: Any) -> list[str]:
+    """The text of every streamed content block, joined from its deltas.
+
+    A stream sends a block in small pieces ("key sk-a", "nt-api03...") and no piece
+    holds a whole key, so the byte scan alone would let a streamed key through.
+    """
+    blocks: dict[tuple[int, object], list[str]] = {}
+    stream = [0]
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            kind = node.get("type")
+            if kind == "message_start":
+                stream[0] += 1
+            delta = node.get("delta")
+            if kind == "content_block_delta" and isinstance(delta, dict):
+                pieces = blocks.setdefault((stream[0], node.get("index")), [])
+                pieces.extend(delta[f] for f in _DELTA_FIELDS if isinstance(delta.get(f), str))
+            for child in node.values():
+                walk(child)
+        elif isinstance(node, list):
+            for child in node:
+                walk(child)
+
+    walk(value)
+    return ["".join(pieces) for pieces in blocks.values() if pieces]
+
+
+_PLAIN_KEY: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
+
+
+def locate(
+    document: Any,
+    root: str,
+    live: Sequence[tuple[str, str]],
+    allowed: AllowedSecrets = NOTHING_ALLOWED,
+) -> tuple[str, Hit] | None:
+    """The JSON path (``request.body.messages[0].content``) of the first string of
+    ``document`` that holds a secret, with the hit; None if no single string does.
+    Walked only after a hit: the common case never pays for it."""
+
+    def check(text: str) -> Hit | None:
+        return find_hit(text.encode("utf-8", "surrogatepass"), live, allowed)
+
+    def walk(node: Any, path: str) -> tuple[str, Hit] | None:
+        if isinstance(node, str):
+            hit = check(node)
+            return None if hit is None else (path, hit)
+        children: Iterator[tuple[str, Any]]
+        if isinstance(node, list):
+            children = ((f"{path}[{index}]", child) for index, child in enumerate(node))
+        elif isinstance(node, dict):
+            children = ((_step(path, str(key)), child) for key, child in node.items())
+            for key, child in node.items():
+                where = _step(path, str(key))
+                hit = check(str(key))
+                if hit is not None:
+                    return f"{where} (the name)", hit
+                if isinstance(child, str) and check(child) is None:
+                    # A label and its value are two strings: "aws_secret_access_key": "...".
+                    hit = check(json.dumps({str(key): child}, ensure_ascii=False))
+                    if hit is not None:
+                        return where, hit
+        else:
+            return None
+        for where, child in children:
+            found = walk(child, where)
+            if found is not None:
+                return found
+        return None
+
+    return walk(document, root)
+
+
+def _step(path: str, key: str) -> str:
+    if not _PLAIN_KEY.fullmatch(key):
+        return f"{path}[{json.dumps(key, ensure_ascii=False)}]"
+    return f"{path}.{key}" if path else key
