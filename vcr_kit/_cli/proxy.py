@@ -26,6 +26,9 @@ from ..errors import ConfigError
 __all__ = ["run_main", "serve_main"]
 
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+#: After SIGINT or SIGTERM, how long in-flight requests may finish before their
+#: connections are shut: a stop is asked for now, whatever a client is doing.
+STOP_GRACE = 3.0
 
 
 def _options(parser: argparse.ArgumentParser) -> None:
@@ -90,7 +93,7 @@ def serve_main(argv: Sequence[str] | None = None) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        proxy.stop()  # in-flight requests finish first
+        proxy.stop(STOP_GRACE)  # in-flight requests finish first, or fail and record nothing
     _final_summary()
     return 0
 

@@ -64,8 +64,21 @@ _HOP_BY_HOP: Final = frozenset(
 )
 #: The body reaches the client decoded and re-framed, so these no longer apply.
 _NOT_RETURNED: Final = _HOP_BY_HOP | {"content-encoding"}
+#: How long ``stop()`` lets in-flight requests finish by default: a test's proxy stops
+#: after its child process, which may still be streaming a long answer.
 _STOP_WAIT: Final = 600.0
-
+#: After the grace period, how long the handlers get to fail cleanly once their
+#: connections are shut (no fixture is written for a request whose client is gone).
+_STOP_CLEANUP: Final = 2.0
+#: A client that sends nothing for this long mid-body is answered 408 and dropped: on
+#: loopback a live client never pauses that long, and a stalled one would hold a
+#: thread (and ``stop()``) for ever. A per-read limit: a slow, steady upload is fine.
+BODY_TIMEOUT: Final = 5.0
+#: Larger than any request the API takes (the Files API's 500 MB): refused unread.
+MAX_BODY: Final = 512 * 1024 * 1024
+_READ_PIECE: Final = 1024 * 1024
+#: A chunk-size line longer than this is no chunk size.
+_MAX_LINE: Final = 4096
 
 
 class ProxyError(OSError):
@@ -86,6 +99,17 @@ class _ClientGone(Exception):
     """The client hung up mid-answer: nothing may be recorded."""
 
 
+class _BadRequest(Exception):
+    """The request cannot be read (its framing is wrong, or it stopped arriving): the
+    client gets an answer in the API's error shape, and the connection is closed."""
+
+    def __init__(self, status: int, error_type: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.error_type = error_type
+        self.message = message
+
+
 class Proxy:
     """A record/replay proxy on ``127.0.0.1``; ``start()``/``stop()`` or ``with``."""
 
@@ -97,11 +121,13 @@ class Proxy:
         fixtures_dir: str | Path | None = None,
         upstream: str | None = None,
         log: Callable[[str], None] = _default_log,
+        body_timeout: float = BODY_TIMEOUT,
     ) -> None:
         # Resolved now, before a caller points ANTHROPIC_BASE_URL at this proxy.
         self.upstream = upstream or base_url() or DEFAULT_UPSTREAM
         self.upstream = self.upstream.rstrip("/")
         self.log = log
+        self.body_timeout = body_timeout
         self.recorder = HttpRecorder(mode=mode, fixtures_dir=fixtures_dir)
         # A client without a real key can replay; a miss then says recording needs one.
         self.keyless_recorder = HttpRecorder(mode=mode, fixtures_dir=fixtures_dir, can_record=False)
@@ -137,14 +163,17 @@ class Proxy:
         self._thread.start()
         return self
 
-    def stop(self) -> None:
-        """Stop accepting, let in-flight requests finish, then close every connection."""
+    def stop(self, grace: float = _STOP_WAIT) -> None:
+        """Stop accepting, let in-flight requests finish for up to ``grace`` seconds, then
+        close every connection: a request still in flight fails, and records nothing."""
         if self._thread is not None:
             self._httpd.shutdown()
             self._thread.join()
             self._thread = None
-        self._httpd.wait_idle(_STOP_WAIT)
-        self._httpd.close_idle_connections()
+        if not self._httpd.wait_idle(grace):
+            self._httpd.close_connections()
+            self._httpd.wait_idle(_STOP_CLEANUP)
+        self._httpd.close_connections()
         self._httpd.server_close()
         remove_local_proxy(HOST, self.port)
         if self.client is not None:
@@ -182,13 +211,15 @@ class _Server(ThreadingHTTPServer):
         if not isinstance(sys.exc_info()[1], ConnectionError):
             super().handle_error(request, client_address)
 
-    def wait_idle(self, timeout: float) -> None:
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait for in-flight requests to end; whether they all did."""
         with self.state:
             self.stopping = True
-            self.state.wait_for(lambda: self.in_flight == 0, timeout)
+            return self.state.wait_for(lambda: self.in_flight == 0, timeout)
 
-    def close_idle_connections(self) -> None:
-        """Unblock handler threads waiting on keep-alive connections."""
+    def close_connections(self) -> None:
+        """Unblock every handler thread: one waiting on a keep-alive connection, one
+        reading a body or writing an answer (its read or write then fails)."""
         with self.state:
             connections = list(self.connections)
         for connection in connections:
@@ -233,7 +264,15 @@ class _Handler(BaseHTTPRequestHandler):
         with self.server.state:
             self.server.in_flight += 1
         try:
-            _Exchange(self, self.server.owner).run()
+            try:
+                body = self.read_body()
+            except _BadRequest as bad:
+                self.close_connection = True  # where the next request starts is unknown
+                self.server.owner.log(f"vcr_kit proxy: {bad.message}")
+                body_bytes = error_body(bad.error_type, bad.message)
+                self.send_whole(bad.status, [("content-type", "application/json")], body_bytes)
+                return
+            _Exchange(self, self.server.owner, body).run()
         except (_ClientGone, ConnectionError):
             self.close_connection = True
         finally:
@@ -244,18 +283,86 @@ class _Handler(BaseHTTPRequestHandler):
                 self.server.state.notify_all()
 
     def read_body(self) -> bytes:
-        if "chunked" in self.headers.get("transfer-encoding", "").lower():
-            parts: list[bytes] = []
-            while True:
-                size = int(self.rfile.readline().split(b";", 1)[0].strip() or b"0", 16)
-                if size == 0:
-                    while self.rfile.readline().strip():  # trailers, then the blank line
-                        pass
-                    return b"".join(parts)
-                parts.append(self.rfile.read(size))
-                self.rfile.readline()
-        length = int(self.headers.get("content-length") or 0)
-        return self.rfile.read(length) if length else b""
+        """The request body, as its headers frame it; ``_BadRequest`` when they frame it
+        wrongly, when it ends early, or when it stops arriving."""
+        timeout = self.server.owner.body_timeout
+        self.connection.settimeout(timeout)
+        try:
+            if "chunked" in self.headers.get("transfer-encoding", "").lower():
+                return self._read_chunked()
+            return self._read_exactly(self._content_length(), "Content-Length")
+        except TimeoutError:
+            raise _BadRequest(
+                408,
+                "timeout_error",
+                f"vcr_kit proxy cannot read the request: its body stopped arriving "
+                f"(nothing for {timeout:g} seconds). Nothing was sent upstream.",
+            ) from None
+        finally:
+            with contextlib.suppress(OSError):
+                self.connection.settimeout(None)  # idle keep-alive: closed by stop()
+
+    def _content_length(self) -> int:
+        values = {v.strip() for v in self.headers.get_all("content-length") or []}
+        if not values:
+            return 0
+        if len(values) > 1:
+            shown = ", ".join(sorted(values))
+            raise _bad_framing(f"Content-Length is given twice, with different values ({shown}).")
+        (value,) = values
+        if not (value.isascii() and value.isdigit()):
+            raise _bad_framing(f"Content-Length {value!r} is not a number of bytes.")
+        length = int(value)
+        if length > MAX_BODY:
+            raise _BadRequest(
+                413,
+                "request_too_large",
+                f"vcr_kit proxy cannot read the request: its body ({length} bytes) is larger "
+                f"than the proxy takes ({MAX_BODY} bytes). Nothing was sent upstream.",
+            )
+        return length
+
+    def _read_exactly(self, length: int, framing: str) -> bytes:
+        parts: list[bytes] = []
+        got = 0
+        while got < length:  # in pieces: a false length reserves no memory
+            piece = self.rfile.read(min(_READ_PIECE, length - got))
+            if not piece:
+                raise _bad_framing(
+                    f"The request body ended after {got} of the {length} bytes its "
+                    f"{framing} announced."
+                )
+            parts.append(piece)
+            got += len(piece)
+        return b"".join(parts)
+
+    def _read_chunked(self) -> bytes:
+        parts: list[bytes] = []
+        total = 0
+        while True:
+            line = self.rfile.readline(_MAX_LINE)
+            if not line.endswith(b"\n"):
+                raise _bad_framing("The chunked request body ended before its last chunk.")
+            text = line.split(b";", 1)[0].strip()
+            if not text or not all(c in b"0123456789abcdefABCDEF" for c in text):
+                shown = text.decode("ascii", "replace")
+                raise _bad_framing(f"Chunk size {shown!r} is not a hexadecimal number of bytes.")
+            size = int(text, 16)
+            if size == 0:
+                while self.rfile.readline(_MAX_LINE).strip():  # trailers, then the blank line
+                    pass
+                return b"".join(parts)
+            total += size
+            if total > MAX_BODY:
+                raise _BadRequest(
+                    413,
+                    "request_too_large",
+                    "vcr_kit proxy cannot read the request: its body is larger than the proxy "
+                    f"takes ({MAX_BODY} bytes). Nothing was sent upstream.",
+                )
+            parts.append(self._read_exactly(size, "chunk size"))
+            if self.rfile.readline(_MAX_LINE) not in (b"\r\n", b"\n"):
+                raise _bad_framing(f"A chunk of {size} bytes is not followed by a line end.")
 
     # -- writing to the client -------------------------------------------------------
 
@@ -300,10 +407,10 @@ class _Handler(BaseHTTPRequestHandler):
 class _Exchange:
     """One request through the proxy: replayed, recorded while forwarded, or passed on."""
 
-    def __init__(self, handler: _Handler, proxy: Proxy) -> None:
+    def __init__(self, handler: _Handler, proxy: Proxy, body: bytes) -> None:
         self.handler = handler
         self.proxy = proxy
-        self.body = handler.read_body()
+        self.body = body
         self.headers = [
             (name, value)
             for name, value in handler.headers.items()
@@ -404,6 +511,14 @@ class _Exchange:
         return lib.Response(
             response.status_code, headers=kept, content=b"".join(buffered), request=request
         )
+
+
+def _bad_framing(problem: str) -> _BadRequest:
+    return _BadRequest(
+        400,
+        "invalid_request_error",
+        f"vcr_kit proxy cannot read the request: {problem} Nothing was sent upstream.",
+    )
 
 
 @contextlib.contextmanager

@@ -1,0 +1,141 @@
+"""The proxy answers every request: bad framing gets a 400 in the API's error shape, a
+body that stops arriving a 408, and SIGTERM stops ``serve`` whatever its clients do.
+
+A real ``python -m vcr_kit serve`` process, in front of the loopback server, fed raw
+bytes over a socket.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import subprocess
+import sys
+import unittest
+from pathlib import Path
+
+from tests.support.env import entries, environ_without_vcr, patch_env, start_server, temp_dir
+from vcr_kit._seams.proxy import BODY_TIMEOUT
+
+ROOT = Path(__file__).resolve().parents[2]
+#: Generous: a hang detector, not a timing test (today a stalled client holds serve
+#: for ten minutes).
+STOP_LIMIT = 15.0
+PREFIX = "vcr_kit proxy cannot read the request: "
+SUFFIX = " Nothing was sent upstream."
+
+
+def error_json(message: str, error_type: str = "invalid_request_error") -> dict[str, object]:
+    return {"type": "error", "error": {"type": error_type, "message": message}}
+
+
+class ServeTestCase(unittest.TestCase):
+    def setUp(self) -> None:
+        patch_env(self, VCR_REPORT="0")
+        self.tmp = temp_dir(self, prefix="vcr-proxy-input-")
+        self.fixtures = self.tmp / "fixtures"
+        self.server = start_server(self)
+        env = {**environ_without_vcr(), "PYTHONPATH": str(ROOT), "VCR_REPORT": "0"}
+        self.served = subprocess.Popen(
+            [sys.executable, "-m", "vcr_kit", "serve", "--fixtures", str(self.fixtures),
+             "--mode", "auto", "--upstream", self.server.url],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        )  # fmt: skip
+        self.addCleanup(self.reap)
+        assert self.served.stdout is not None
+        line = self.served.stdout.readline().strip()  # readiness: the URL line
+        self.assertRegex(line, r"^vcr_kit proxy on http://127\.0\.0\.1:\d+$")
+        self.port = int(line.rsplit(":", 1)[1])
+
+    def reap(self) -> None:
+        if self.served.poll() is None:
+            self.served.kill()
+        self.served.communicate()
+
+    def connect(self) -> socket.socket:
+        sock = socket.create_connection(("127.0.0.1", self.port), timeout=30)
+        self.addCleanup(sock.close)
+        return sock
+
+    def head(self, *lines: str) -> bytes:
+        return ("\r\n".join(["POST /v1/messages HTTP/1.1", "host: 127.0.0.1", *lines]) +
+                "\r\n\r\n").encode("ascii")  # fmt: skip
+
+    def answer(self, sock: socket.socket) -> tuple[int, dict[str, object]]:
+        """The whole answer, read until the proxy closes the connection."""
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+        self.assertTrue(data, "the proxy closed the connection without an answer")
+        head, _, body = data.partition(b"\r\n\r\n")
+        status = int(head.split(b" ", 2)[1])
+        return status, json.loads(body)
+
+
+class BadFramingTest(ServeTestCase):
+    def test_bad_framing_gets_a_400_in_the_api_error_shape(self) -> None:
+        body = b'{"model": "claude-opus-4-7"}'
+        cases = [
+            ("content-length abc", self.head("content-length: abc") + body,
+             "Content-Length 'abc' is not a number of bytes."),
+            ("negative content-length", self.head("content-length: -5") + body,
+             "Content-Length '-5' is not a number of bytes."),
+            ("two content-lengths", self.head("content-length: 3", "content-length: 4") + body,
+             "Content-Length is given twice, with different values (3, 4)."),
+            ("bad chunk size", self.head("transfer-encoding: chunked") + b"zz\r\n" + body,
+             "Chunk size 'zz' is not a hexadecimal number of bytes."),
+            ("negative chunk size", self.head("transfer-encoding: chunked") + b"-5\r\nab\r\n",
+             "Chunk size '-5' is not a hexadecimal number of bytes."),
+            ("chunk without its line end",
+             self.head("transfer-encoding: chunked") + b"2\r\nabcd\r\n0\r\n\r\n",
+             "A chunk of 2 bytes is not followed by a line end."),
+            ("shorter than announced", self.head("content-length: 100") + body,
+             f"The request body ended after {len(body)} of the 100 bytes its Content-Length "
+             "announced."),
+            ("chunked, cut short", self.head("transfer-encoding: chunked") + b"40\r\nabc",
+             "The request body ended after 3 of the 64 bytes its chunk size announced."),
+        ]  # fmt: skip
+        for name, raw, problem in cases:
+            with self.subTest(name):
+                sock = self.connect()
+                sock.sendall(raw)
+                sock.shutdown(socket.SHUT_WR)  # the client is done sending
+                self.assertEqual(self.answer(sock), (400, error_json(PREFIX + problem + SUFFIX)))
+        self.assertEqual(self.server.log, [])  # nothing reached the upstream
+        self.assertEqual(entries(self.fixtures), [])
+        self.assertIsNone(self.served.poll())  # still serving
+
+    def test_a_body_that_stops_arriving_gets_a_408(self) -> None:
+        sock = self.connect()
+        sock.sendall(self.head("content-length: 100") + b'{"model": ')  # then nothing
+        message = (
+            f"{PREFIX}its body stopped arriving (nothing for {BODY_TIMEOUT:g} seconds).{SUFFIX}"
+        )
+        self.assertEqual(self.answer(sock), (408, error_json(message, "timeout_error")))
+        self.assertEqual(self.server.log, [])
+
+
+class StopTest(ServeTestCase):
+    def assert_stops_on(self, stop: signal.Signals) -> None:
+        sock = self.connect()
+        sock.sendall(self.head("content-length: 100000") + b'{"model": "claude')  # and waits
+        self.served.send_signal(stop)
+        try:
+            _, err = self.served.communicate(timeout=STOP_LIMIT)
+        except subprocess.TimeoutExpired:
+            self.fail(f"serve still running {STOP_LIMIT:g} s after {stop.name}")
+        self.assertEqual(self.served.returncode, 0, err)
+        self.assertNotIn("Traceback", err)
+        self.assertEqual(entries(self.fixtures), [])
+        self.assertEqual(self.server.log, [])
+
+    def test_sigterm_stops_serve_while_a_client_holds_half_a_body(self) -> None:
+        self.assert_stops_on(signal.SIGTERM)
+
+    def test_sigint_stops_serve_while_a_client_holds_half_a_body(self) -> None:
+        self.assert_stops_on(signal.SIGINT)
+
+
+if __name__ == "__main__":
+    unittest.main()
