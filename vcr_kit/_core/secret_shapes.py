@@ -5,7 +5,7 @@ The gate in ``_store.secrets`` runs this on every write and, before paying, on e
 recorded request, so the common case (no secret at all) must be cheap on a large
 request: each shape has needles (``sk-ant-``, ``akia``, ``bearer``) looked for in the
 lower-cased bytes first, and its regular expression runs only where one is present;
-base64-looking runs (24 letters or more) are found by one translate and a substring
+base64-looking runs (20 letters or more) are found by one translate and a substring
 search, decoded, and scanned together as one text. Only a hit walks the JSON
 document to name the place.
 
@@ -95,14 +95,15 @@ SHAPES: Final = (
 )
 
 _BASE64_LETTERS: Final = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-"
-#: Every byte to "a" (a base64 letter, standard or URL-safe), "=" or " ": a run of 24
+#: Every byte to "a" (a base64 letter, standard or URL-safe), "=" or " ": a run of 20
 #: letters is then one substring search away.
 _RUN_MASK: Final = bytes(
     ord("a") if c in _BASE64_LETTERS else ord("=") if c == ord("=") else ord(" ")
     for c in range(256)
 )
-#: Long enough that a word is rarely one, short enough for the base64 of a 16-byte key.
-_MIN_RUN: Final = 24
+#: Long enough that a word is rarely one, short enough for the base64 of the shortest
+#: token (a 15-byte Slack token: 20 letters and a "=").
+_MIN_RUN: Final = 20
 _RUN_START: Final = b"a" * _MIN_RUN
 _RUN: Final = re.compile(rb"a+=*")
 #: An id (``toolu_01...``, ``msg_01...``, ``req_...``), not base64: an agent's request
@@ -185,7 +186,7 @@ def _runs(data: bytes) -> Iterator[tuple[int, bytes]]:
     position = mask.find(_RUN_START)
     while position >= 0:
         end = _RUN.match(mask, position)
-        assert end is not None  # it starts with 24 letters
+        assert end is not None  # it starts with _MIN_RUN letters
         run = data[position : end.end()]
         if b"_" not in run or not _ID.fullmatch(run):
             yield position, run
