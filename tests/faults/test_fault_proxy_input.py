@@ -7,11 +7,13 @@ bytes over a socket.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import unittest
 from pathlib import Path
 
@@ -30,31 +32,63 @@ def error_json(message: str, error_type: str = "invalid_request_error") -> dict[
     return {"type": "error", "error": {"type": error_type, "message": message}}
 
 
+class StallingUpstream:
+    """An upstream that starts a streamed answer, sends one event, and then nothing:
+    what a proxy sees mid-recording when the API is slow."""
+
+    def __init__(self, test: unittest.TestCase) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.release = threading.Event()
+        test.addCleanup(self.close)
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self) -> None:
+        with contextlib.suppress(OSError):
+            conn, _ = self.listener.accept()
+            with conn:
+                conn.recv(65536)
+                event = b'event: message_start\ndata: {"type": "message_start"}\n\n'
+                conn.sendall(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+                    b"transfer-encoding: chunked\r\n\r\n%x\r\n%s\r\n" % (len(event), event)
+                )
+                self.release.wait(60)
+
+    def close(self) -> None:
+        self.release.set()
+        self.listener.close()
+
+
 class ServeTestCase(unittest.TestCase):
     def setUp(self) -> None:
         patch_env(self, VCR_REPORT="0")
         self.tmp = temp_dir(self, prefix="vcr-proxy-input-")
         self.fixtures = self.tmp / "fixtures"
         self.server = start_server(self)
+        self.served, self.port = self.serve(self.server.url)
+
+    def serve(self, upstream: str) -> tuple[subprocess.Popen[str], int]:
         env = {**environ_without_vcr(), "PYTHONPATH": str(ROOT), "VCR_REPORT": "0"}
-        self.served = subprocess.Popen(
+        served = subprocess.Popen(
             [sys.executable, "-m", "vcr_kit", "serve", "--fixtures", str(self.fixtures),
-             "--mode", "auto", "--upstream", self.server.url],
+             "--mode", "auto", "--upstream", upstream],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
         )  # fmt: skip
-        self.addCleanup(self.reap)
-        assert self.served.stdout is not None
-        line = self.served.stdout.readline().strip()  # readiness: the URL line
+        self.addCleanup(self.reap, served)
+        assert served.stdout is not None
+        line = served.stdout.readline().strip()  # readiness: the URL line
         self.assertRegex(line, r"^vcr_kit proxy on http://127\.0\.0\.1:\d+$")
-        self.port = int(line.rsplit(":", 1)[1])
+        return served, int(line.rsplit(":", 1)[1])
 
-    def reap(self) -> None:
-        if self.served.poll() is None:
-            self.served.kill()
-        self.served.communicate()
+    @staticmethod
+    def reap(served: subprocess.Popen[str]) -> None:
+        if served.poll() is None:
+            served.kill()
+        served.communicate()
 
-    def connect(self) -> socket.socket:
-        sock = socket.create_connection(("127.0.0.1", self.port), timeout=30)
+    def connect(self, port: int | None = None) -> socket.socket:
+        sock = socket.create_connection(("127.0.0.1", port or self.port), timeout=30)
         self.addCleanup(sock.close)
         return sock
 
@@ -135,6 +169,42 @@ class StopTest(ServeTestCase):
 
     def test_sigint_stops_serve_while_a_client_holds_half_a_body(self) -> None:
         self.assert_stops_on(signal.SIGINT)
+
+    def test_sigterm_mid_recording_fails_the_record_cleanly(self) -> None:
+        upstream = StallingUpstream(self)
+        served, port = self.serve(upstream.url)
+        body = json.dumps(
+            {"model": "claude-opus-4-7", "max_tokens": 16, "stream": True,
+             "messages": [{"role": "user", "content": "Stalled"}]}
+        ).encode()  # fmt: skip
+        raw = self.head(
+            "content-type: application/json", "x-api-key: sk-ant-test-" + "k" * 32,
+            f"content-length: {len(body)}",
+        ) + body  # fmt: skip
+        sock = self.connect(port)
+        sock.sendall(raw)
+        seen = b""
+        while b"message_start" not in seen:  # the record is in flight
+            chunk = sock.recv(65536)
+            self.assertTrue(chunk, seen)
+            seen += chunk
+        served.send_signal(signal.SIGTERM)
+        try:
+            _, err = served.communicate(timeout=STOP_LIMIT)
+        except subprocess.TimeoutExpired:
+            self.fail(f"serve still running {STOP_LIMIT:g} s after SIGTERM mid-recording")
+        self.assertEqual(served.returncode, 0, err)
+        self.assertNotIn("Traceback", err)
+        self.assertEqual(entries(self.fixtures), [])  # no fixture, no temp file
+        # The lock is free and the folder sound: the same request records at once.
+        again = self.connect()
+        again.sendall(raw)
+        again.shutdown(socket.SHUT_WR)
+        self.assertIn(b"200 OK", again.recv(65536))
+        while again.recv(65536):  # the whole answer: the fixture is written before its end
+            pass
+        again.close()
+        self.assertEqual(len([n for n in entries(self.fixtures) if n.endswith(".json")]), 1)
 
 
 if __name__ == "__main__":

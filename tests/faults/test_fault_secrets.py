@@ -198,6 +198,8 @@ shape_and_token = st.sampled_from(sorted(SHAPES)).flatmap(
 #: Words of the tokens' own alphabet, shorter than any token: what prose and code look like.
 words = st.lists(chars(ALNUM + "._-/+", 1, 19), max_size=40)
 separators = st.sampled_from([" ", "\n", '"', "(", ", ", "\t", ": "])
+#: What may stand before a base64 text, stuck to it or not.
+leads = st.sampled_from(["", "key=", "Basic ", "x", "secret_"])
 
 
 def embed(before: list[str], text: str, after: list[str], sep: str) -> bytes:
@@ -219,7 +221,7 @@ class MatcherPropertyTest(unittest.TestCase):
                       token.lower() else {kind})  # fmt: skip
 
     @settings(max_examples=300, deadline=None)
-    @given(shape_and_token, words, words, st.booleans(), st.sampled_from(["", "key=", "Basic "]))
+    @given(shape_and_token, words, words, st.booleans(), leads)
     def test_every_shape_is_caught_in_base64(
         self, pair: tuple[str, str], before: list[str], after: list[str], urlsafe: bool, lead: str
     ) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import binascii
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
 
@@ -106,9 +106,14 @@ _RUN_MASK: Final = bytes(
 _MIN_RUN: Final = 20
 _RUN_START: Final = b"a" * _MIN_RUN
 _RUN: Final = re.compile(rb"a+=*")
-#: An id (``toolu_01...``, ``msg_01...``, ``req_...``), not base64: an agent's request
-#: holds thousands, and none needs decoding.
-_ID: Final = re.compile(rb"[a-z]+_[A-Za-z0-9]+")
+#: An API id (``toolu_01...``, ``msg_01...``, ``req_...``), not base64: an agent's
+#: request holds thousands, and none needs decoding. Only the API's own prefixes: a
+#: secret's base64 behind any other word and "_" is still decoded.
+_ID: Final = re.compile(
+    rb"(?:toolu|srvtoolu|mcptoolu|msg|req|msgbatch|file|batch|skill|container)_[A-Za-z0-9_]+"
+)
+#: Runs up to this long are also decoded from their second, third and fourth letters.
+_SHIFTED_MAX: Final = 4096
 #: Base64 inside base64 inside base64 is no longer an accident anyone makes.
 _MAX_DEPTH: Final = 2
 _URLSAFE: Final = bytes.maketrans(b"-_", b"+/")
@@ -168,13 +173,15 @@ def _scan_base64(
 ) -> Hit | None:
     """A secret inside what a base64-looking run decodes to. All runs are decoded and
     scanned as one text; only a hit goes back to find its run."""
-    runs = [(start, run) for start, run in _runs(data) if not allowed.allows(run)]
-    if not runs:
+    decoded = [
+        (start, text)
+        for start, run in _runs(data)
+        if not allowed.allows(run)
+        for text in _decodings(run)
+    ]
+    if not decoded or _scan(b"\n".join(t for _, t in decoded), live, allowed, depth) is None:
         return None
-    decoded = [_decode(run) for _, run in runs]
-    if _scan(b"\n".join(decoded), live, allowed, depth) is None:
-        return None
-    for (start, _), text in zip(runs, decoded, strict=True):
+    for start, text in decoded:
         inner = _scan(text, live, allowed, depth)
         if inner is not None:
             return Hit(inner.what, start, encoded=True)
@@ -193,19 +200,24 @@ def _runs(data: bytes) -> Iterator[tuple[int, bytes]]:
         position = mask.find(_RUN_START, end.end())
 
 
-def _decode(run: bytes) -> bytes:
-    """What ``run`` encodes. A padded run whose length is not a multiple of 4 has a prefix
-    stuck to it ("key" + base64): decoded from where the encoding must start."""
-    letters = run.rstrip(b"=")
-    # Unpadded, a length of 4n+1 is no encoding either: one letter stuck in front.
-    start = len(run) % 4 if letters != run else (1 if len(run) % 4 == 1 else 0)
-    body = letters[start:].translate(_URLSAFE)
-    if len(body) % 4 == 1:  # no encoding ends so: a stray last letter
-        body = body[:-1]
-    try:
-        return binascii.a2b_base64(body + b"=" * (-len(body) % 4))
-    except binascii.Error:
-        return b""
+def _decodings(run: bytes) -> Iterator[bytes]:
+    """What ``run`` may encode. A word may be stuck in front of the encoding
+    ("secret_" + base64): a short run is read from each of its first four letters; a
+    long one (an image, a file) from its start, or, if padded to a length that is not a
+    multiple of 4, from where the padding says the encoding starts."""
+    letters = run.rstrip(b"=").translate(_URLSAFE)
+    if len(letters) <= _SHIFTED_MAX:
+        starts: Iterable[int] = range(4)
+    else:
+        starts = (len(run) % 4 if len(letters) != len(run) else 0,)
+    for start in starts:
+        body = letters[start:]
+        if len(body) % 4 == 1:  # no encoding ends so: a stray last letter
+            body = body[:-1]
+        try:
+            yield binascii.a2b_base64(body + b"=" * (-len(body) % 4))
+        except binascii.Error:
+            continue
 
 
 #: Delta fields whose pieces make up one streamed block's text.
@@ -251,20 +263,23 @@ def locate(
 ) -> tuple[str, Hit] | None:
     """The JSON path (``request.body.messages[0].content``) of the first string of
     ``document`` that holds a secret, with the hit; None if no single string does.
-    Walked only after a hit: the common case never pays for it."""
+    Walked only after a hit (the common case never pays for it), without recursion: a
+    fixture may be nested deeper than Python's stack."""
 
     def check(text: str) -> Hit | None:
         return find_hit(text.encode("utf-8", "surrogatepass"), live, allowed)
 
-    def walk(node: Any, path: str) -> tuple[str, Hit] | None:
+    pending: list[tuple[str, Any]] = [(root, document)]
+    while pending:
+        path, node = pending.pop()
         if isinstance(node, str):
             hit = check(node)
-            return None if hit is None else (path, hit)
-        children: Iterator[tuple[str, Any]]
-        if isinstance(node, list):
-            children = ((f"{path}[{index}]", child) for index, child in enumerate(node))
+            if hit is not None:
+                return path, hit
+        elif isinstance(node, list):
+            pending.extend(reversed([(f"{path}[{i}]", child) for i, child in enumerate(node)]))
         elif isinstance(node, dict):
-            children = ((_step(path, str(key)), child) for key, child in node.items())
+            children = []
             for key, child in node.items():
                 where = _step(path, str(key))
                 hit = check(str(key))
@@ -275,15 +290,9 @@ def locate(
                     hit = check(json.dumps({str(key): child}, ensure_ascii=False))
                     if hit is not None:
                         return where, hit
-        else:
-            return None
-        for where, child in children:
-            found = walk(child, where)
-            if found is not None:
-                return found
-        return None
-
-    return walk(document, root)
+                children.append((where, child))
+            pending.extend(reversed(children))
+    return None
 
 
 def _step(path: str, key: str) -> str:
