@@ -140,6 +140,15 @@ class BadFramingTest(ServeTestCase):
         self.assertEqual(entries(self.fixtures), [])
         self.assertIsNone(self.served.poll())  # still serving
 
+    def test_a_body_larger_than_any_api_request_gets_a_413_unread(self) -> None:
+        sock = self.connect()
+        sock.sendall(self.head("content-length: 999999999999") + b"{")
+        message = (
+            f"{PREFIX}its body (999999999999 bytes) is larger than the proxy takes "
+            f"(536870912 bytes).{SUFFIX}"
+        )
+        self.assertEqual(self.answer(sock), (413, error_json(message, "request_too_large")))
+
     def test_a_body_that_stops_arriving_gets_a_408(self) -> None:
         sock = self.connect()
         sock.sendall(self.head("content-length: 100") + b'{"model": ')  # then nothing

@@ -25,7 +25,8 @@ import vcr_kit
 from tests.support.env import entries
 from tests.support.loopback_case import LoopbackTestCase, create
 from vcr_kit._core.config import AllowedSecrets, allowed_secrets
-from vcr_kit._core.secret_shapes import find_hit
+from vcr_kit._core.credentials import credentials_in
+from vcr_kit._core.secret_shapes import Hit, find_hit
 
 ALNUM = string.ascii_letters + string.digits
 UPPER = string.ascii_uppercase + string.digits
@@ -131,6 +132,41 @@ class SdkTest(LoopbackTestCase):
             r"Fix the pattern, or give the value itself without 're:'\.$",
         )
         self.assertEqual(self.server.log, [])
+
+
+class SettingTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.addCleanup(os.environ.pop, "VCR_ALLOW_SECRETS", None)
+
+    def test_the_readme_example(self) -> None:
+        os.environ["VCR_ALLOW_SECRETS"] = "AKIAIOSFODNN7EXAMPLE,re:ghp_0{36}"
+        allowed = allowed_secrets()
+        self.assertIsNone(find_hit(b"AKIAIOSFODNN7EXAMPLE and ghp_" + b"0" * 36, [], allowed))
+        self.assertIsNotNone(find_hit(b"ghp_" + b"0" * 35 + b"1", [], allowed))  # whole token
+        self.assertIsNotNone(find_hit(b"AKIAIOSFODNN7EXAMPLF", [], allowed))
+
+    def test_a_comma_in_a_repeat_and_newlines_between_entries(self) -> None:
+        os.environ["VCR_ALLOW_SECRETS"] = "re:glpat-x{20,30}\n ya29.test-token-for-the-docs "
+        allowed = allowed_secrets()
+        self.assertIsNone(find_hit(b"glpat-" + b"x" * 25 + b" ya29.test-token-for-the-docs", [],
+                                   allowed))  # fmt: skip
+        self.assertIsNotNone(find_hit(b"glpat-" + b"x" * 31, [], allowed))
+
+    def test_a_live_key_is_never_allowed(self) -> None:
+        key = "sk-ant-api03-" + "L" * 40
+        os.environ["VCR_ALLOW_SECRETS"] = f"{key},re:.*"
+        hit = find_hit(f"echo {key}".encode(), [("ANTHROPIC_API_KEY", key)], allowed_secrets())
+        self.assertEqual(hit, Hit("the value of ANTHROPIC_API_KEY", 5))
+
+    def test_header_names_and_schemes_in_any_case(self) -> None:
+        headers = {"AUTHORIZATION": "bearer tok-0123456789abcdef", "X-Api-Key": "KEY-0123456789"}
+        self.assertEqual(
+            credentials_in(headers),
+            [
+                ("the authorization header", "tok-0123456789abcdef"),
+                ("the x-api-key header", "KEY-0123456789"),
+            ],
+        )
 
 
 # -- the pure matcher, driven by hypothesis ------------------------------------------------

@@ -350,13 +350,15 @@ class AllowedSecrets:
         return token in self.values or any(p.fullmatch(token) for p in self.patterns)
 
 
-_ALLOW_SEPARATOR: Final = re.compile(r"[,\n]")
+#: A newline, or a comma not inside a ``{m,n}`` repeat of a pattern.
+_ALLOW_SEPARATOR: Final = re.compile(r"\n|,(?![^{}]*\})")
 
 
 def allowed_secrets() -> AllowedSecrets:
     """``VCR_ALLOW_SECRETS``: entries separated by commas (or newlines); an entry is a
     literal value, or ``re:`` and a regular expression that must match the whole token
-    (write a comma inside one as ``\\x2c``). Read on every write: a test may set it."""
+    (a comma inside its ``{m,n}`` separates nothing). Read on every write: a test may
+    set it."""
     return _parse_allowed(os.environ.get("VCR_ALLOW_SECRETS", ""))
 
 
