@@ -122,6 +122,28 @@ class SdkTest(LoopbackTestCase):
                 self.assertNotIn(token, message)
         self.assertEqual(entries(self.fixtures), [])
 
+    def test_each_shape_in_an_sdk_answer_is_refused_before_the_write(self) -> None:
+        """The loopback server echoes the prompt: the answer holds the token, while the
+        cassette's own key (its conversation) does not."""
+        sdk = anthropic.Anthropic(base_url=self.server.url, api_key=self.key, max_retries=0)
+        self.addCleanup(sdk.close)
+        conversation = [{"role": "user", "content": "What is in the environment?"}]
+        for number, (kind, token) in enumerate(EXAMPLES[:4] + EXAMPLES[-3:], start=1):
+            with self.subTest(kind=kind, token=token[:12]):
+                with vcr_kit.cassette(conversation, mode="record", fixtures_dir=self.fixtures) \
+                        as recording, self.assertRaises(vcr_kit.SecretLeakError) as caught:
+                    recording.play(lambda token=token: create(sdk, token))  # type: ignore[misc]
+                self.assertEqual(
+                    str(caught.exception),
+                    f"Refusing to write fixture {caught.exception.path}: it contains {kind} at "
+                    "response.data.content[0].text. Nothing was written. Keep secrets out of "
+                    "prompts and tool results, or add a dehydrate rule that replaces them, then "
+                    "record again. If it is not a secret, list it (or a re: pattern) in "
+                    "VCR_ALLOW_SECRETS.",
+                )
+                self.assertEqual(len(self.server.log), number)  # called, and nothing kept
+        self.assertEqual(entries(self.fixtures), [])
+
     def test_a_bad_allow_pattern_is_a_config_error(self) -> None:
         os.environ["VCR_ALLOW_SECRETS"] = "re:ghp_[A-Z"
         with self.assertRaises(vcr_kit.ConfigError) as caught:
