@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import signal
 import socket
 import subprocess
 import sys
+import textwrap
 import threading
+import time
 import unittest
 from pathlib import Path
+from typing import Any
 
 from tests.support.env import entries, environ_without_vcr, patch_env, start_server, temp_dir
 from vcr_kit._seams.proxy import BODY_TIMEOUT
@@ -214,6 +218,81 @@ class StopTest(ServeTestCase):
             pass
         again.close()
         self.assertEqual(len([n for n in entries(self.fixtures) if n.endswith(".json")]), 1)
+
+
+#: ``vcr_kit run``'s child: starts a grandchild that records through the proxy against a
+#: stalling upstream, then waits; on SIGTERM it exits at once, the grandchild does not.
+CHILD = textwrap.dedent("""
+    import os, signal, subprocess, sys, time
+    grand = subprocess.Popen([sys.executable, "-c", os.environ["GRANDCHILD"]])
+    with open(os.environ["GRAND_PID"], "w") as f:
+        f.write(str(grand.pid))
+    signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
+    time.sleep(120)
+""")
+GRANDCHILD = textwrap.dedent("""
+    import json, os, socket, time
+    port = int(os.environ["ANTHROPIC_BASE_URL"].rsplit(":", 1)[1])
+    body = json.dumps({"model": "claude-opus-4-7", "max_tokens": 16, "stream": True,
+                       "messages": [{"role": "user", "content": "Stalled"}]}).encode()
+    sock = socket.create_connection(("127.0.0.1", port))
+    sock.sendall(b"POST /v1/messages HTTP/1.1\\r\\nhost: x\\r\\nx-api-key: sk-ant-test-"
+                 + b"k" * 32 + b"\\r\\ncontent-length: %d\\r\\n\\r\\n" % len(body) + body)
+    seen = b""
+    while b"message_start" not in seen:
+        seen += sock.recv(65536)
+    open(os.environ["IN_FLIGHT"], "w").close()
+    time.sleep(120)
+""")
+
+
+def log_text(log: Any) -> str:
+    log.seek(0)
+    return str(log.read())
+
+
+class RunStopTest(ServeTestCase):
+    def test_sigterm_to_run_fails_a_grandchilds_record_within_seconds(self) -> None:
+        upstream = StallingUpstream(self)
+        pid_file, in_flight = self.tmp / "grand.pid", self.tmp / "in-flight"
+        env = {
+            **environ_without_vcr(), "PYTHONPATH": str(ROOT), "VCR_REPORT": "0",
+            "GRANDCHILD": GRANDCHILD, "GRAND_PID": str(pid_file), "IN_FLIGHT": str(in_flight),
+        }  # fmt: skip
+        # Files, not pipes: the grandchild keeps what it inherits open after run exits.
+        log = (self.tmp / "run.log").open("w+")
+        self.addCleanup(log.close)
+        run = subprocess.Popen(
+            [sys.executable, "-m", "vcr_kit", "run", "--fixtures", str(self.fixtures),
+             "--mode", "auto", "--upstream", upstream.url, "--", sys.executable, "-c", CHILD],
+            stdout=log, stderr=subprocess.STDOUT, text=True, env=env,
+        )  # fmt: skip
+        self.addCleanup(self.reap_quietly, run)
+        self.addCleanup(self.kill_grandchild, pid_file)
+        deadline = time.monotonic() + 60
+        while not in_flight.exists():  # readiness: the grandchild's record is in flight
+            if run.poll() is not None or time.monotonic() > deadline:
+                self.fail(f"the grandchild's record never started: {log_text(log)}")
+            time.sleep(0.05)
+        run.send_signal(signal.SIGTERM)
+        try:
+            run.wait(timeout=STOP_LIMIT)
+        except subprocess.TimeoutExpired:
+            self.fail(f"run still running {STOP_LIMIT:g} s after SIGTERM")
+        self.assertEqual(run.returncode, 0, log_text(log))
+        self.assertNotIn("Traceback", log_text(log))
+        self.assertEqual(entries(self.fixtures), [])
+
+    @staticmethod
+    def reap_quietly(run: subprocess.Popen[str]) -> None:
+        if run.poll() is None:
+            run.kill()
+        run.wait()
+
+    @staticmethod
+    def kill_grandchild(pid_file: Path) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            os.kill(int(pid_file.read_text()), signal.SIGKILL)
 
 
 if __name__ == "__main__":

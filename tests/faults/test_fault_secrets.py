@@ -130,8 +130,12 @@ class SdkTest(LoopbackTestCase):
         conversation = [{"role": "user", "content": "What is in the environment?"}]
         for number, (kind, token) in enumerate(EXAMPLES[:4] + EXAMPLES[-3:], start=1):
             with self.subTest(kind=kind, token=token[:12]):
-                with vcr_kit.cassette(conversation, mode="record", fixtures_dir=self.fixtures) \
-                        as recording, self.assertRaises(vcr_kit.SecretLeakError) as caught:
+                with (
+                    vcr_kit.cassette(
+                        conversation, mode="record", fixtures_dir=self.fixtures
+                    ) as recording,
+                    self.assertRaises(vcr_kit.SecretLeakError) as caught,
+                ):
                     recording.play(lambda token=token: create(sdk, token))  # type: ignore[misc]
                 self.assertEqual(
                     str(caught.exception),
@@ -199,9 +203,7 @@ def chars(alphabet: str, size: int, most: int | None = None) -> st.SearchStrateg
 
 
 def any_case(word: str) -> st.SearchStrategy[str]:
-    return st.tuples(*(st.sampled_from(sorted({c.lower(), c.upper()})) for c in word)).map(
-        "".join
-    )
+    return st.tuples(*(st.sampled_from(sorted({c.lower(), c.upper()})) for c in word)).map("".join)
 
 
 def labelled(words: list[str], sep: list[str], value: st.SearchStrategy[str]) -> Any:

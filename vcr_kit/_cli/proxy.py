@@ -121,6 +121,7 @@ def run_main(argv: Sequence[str] | None = None) -> int:
     if proxy is None:
         return 1
     env = {**os.environ, "ANTHROPIC_BASE_URL": proxy.url}
+    signalled: list[int] = []
     try:
         try:
             child = subprocess.Popen(command, env=env)
@@ -130,6 +131,7 @@ def run_main(argv: Sequence[str] | None = None) -> int:
 
         def forward(signum: int, frame: FrameType | None) -> None:
             # The child decides when to stop; the proxy serves it until it has.
+            signalled.append(signum)
             child.send_signal(signum)
 
         previous = {sig: signal.signal(sig, forward) for sig in _STOP_SIGNALS}
@@ -139,7 +141,11 @@ def run_main(argv: Sequence[str] | None = None) -> int:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
     finally:
-        proxy.stop()
+        # Asked to stop: what a grandchild still has in flight fails within seconds.
+        if signalled:
+            proxy.stop(STOP_GRACE)
+        else:
+            proxy.stop()
     _final_summary()
     # A child killed by a signal: the shell's convention, 128 + the signal number.
     return status if status >= 0 else 128 - status

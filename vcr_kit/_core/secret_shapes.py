@@ -3,8 +3,8 @@
 Pure: bytes in, a ``Hit`` (which kind of secret, where) out, never the secret itself.
 The gate in ``_store.secrets`` runs this on every write and, before paying, on every
 recorded request, so the common case (no secret at all) must be cheap on a large
-request: each shape has needles (``sk-ant-``, ``akia``, ``bearer``) looked for in the
-lower-cased bytes first, and its regular expression runs only where one is present;
+request: each shape's expression begins with a literal (``sk-ant-``, ``AKIA``,
+``bearer`` in the lower-cased text), which the engine finds at memory speed;
 base64-looking runs (20 letters or more) are found by one translate and a substring
 search, decoded, and scanned together as one text. Only a hit walks the JSON
 document to name the place.
@@ -32,6 +32,7 @@ __all__ = ["SHAPES", "Hit", "find_hit", "locate", "streamed_texts"]
 _SEP: Final = rb"""[\s"'\\]*[:=][\s"'\\]*"""
 #: The characters of a token after a scheme or a label.
 _TOKEN: Final = rb"[a-z0-9._~+/\-]"  # matched lower-cased
+
 
 class Shape(NamedTuple):
     label: str
