@@ -119,7 +119,7 @@ def stream_refusal(events: Iterable[tuple[Any, Any]]) -> str | None:
     seen = 0
     last: Any = None
     for seen, (name, data) in enumerate(events, 1):
-        if not isinstance(data, Mapping):
+        if not isinstance(data, dict):  # parsed JSON: a dict, never another mapping
             return f"the stream was cut mid-event (event {seen} is not JSON)"
         if name == "error":  # the API's last word on this stream
             return error_type_refusal(_error_type(data))
@@ -155,7 +155,7 @@ def answer_refusal(response: Mapping[str, Any]) -> Refusal | None:
     if "events" in response:
         events = response["events"]
         if isinstance(events, list):
-            pairs = [(e.get("event"), e.get("data")) for e in events if isinstance(e, Mapping)]
+            pairs = [(e.get("event"), e.get("data")) for e in events if isinstance(e, dict)]
             reason = stream_refusal(pairs)
             if reason is not None:
                 return Refusal("response.events", reason)
