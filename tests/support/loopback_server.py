@@ -373,7 +373,8 @@ def _stream_events(message: JSONObject, with_cache: bool) -> Iterator[_SSE]:
 
 def _broken_stream_events(message: JSONObject, error_type: str) -> Iterator[_SSE]:
     yield _message_start(message)
-    yield _event("error", error={"type": error_type, "message": f"Stream broke: {error_type}"})
+    message = "Overloaded" if error_type == "overloaded_error" else f"Stream broke: {error_type}"
+    yield _event("error", error={"type": error_type, "message": message})
 
 
 def _encode_event(name: str, data: JSONObject) -> bytes:
