@@ -149,6 +149,7 @@ class Recording:
             note(Event.MISSING, self.path)
             raise
         if outcome is None:  # the caller gets the live result, as without vcr_kit
+            self.recorded = self.replayed = False
             return unsaved[0]
         return self._finish(outcome)
 
