@@ -156,15 +156,14 @@ def plain(value: Any) -> Any:
 
 
 def unearned_error(exc: BaseException) -> str | None:
-    """Why the API's error ``exc`` is never stored (a 401, a 529, a connection that
-    failed: see ``_core.storable``), or None: an error the request earned, or not the
-    API's error at all (the played function's own)."""
+    """Why the API's answer ``exc`` is never stored (a 401, a 529: see
+    ``_core.storable``), or None: an error the request earned, or no answer from the
+    API at all (a connection that failed, the played function's own error), which is
+    never stored either but is no API call to journal."""
     import anthropic
 
     if isinstance(exc, anthropic.APIStatusError):
         return error_refusal(exc.status_code, exc.body)
-    if isinstance(exc, anthropic.APIConnectionError):  # time-outs included
-        return f"{type(exc).__name__} depends on the moment, not on the request"
     return None
 
 
