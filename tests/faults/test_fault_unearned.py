@@ -393,6 +393,23 @@ class CassetteTest(UnearnedTestCase):
         self.assertEqual(caught.exception.body["error"]["type"], "invalid_request_error")  # type: ignore[index]
 
 
+    def test_a_stream_of_plain_values_is_refused_before_it_is_written(self) -> None:
+        # On main it was written, and every replay refused it ("not an SDK event").
+        messages = user("Plain values")
+        with (
+            vcr_kit.streaming_cassette(messages, mode="auto", fixtures_dir=self.fixtures) as c,
+            self.assertRaises(vcr_kit.FixtureValueError) as caught,
+        ):
+            list(c.play(lambda: iter([{"as": "event"}])))
+        self.assertEqual(
+            str(caught.exception),
+            f"Cannot record {c.path}: response[0]: not an SDK event "
+            '({"$sdk": ..., "data": ...}). The played function of a \'stream\' cassette '
+            "returns a stream of SDK events (or a messages.stream() manager).",
+        )
+        self.assertEqual(self.files(), [])
+
+
 # -- part 7: a token count cassette whose function returns a number -----------------------
 
 
