@@ -33,6 +33,7 @@ from tests.support.cli_support import cli
 from tests.support.env import environ_without_vcr, patch_env, run_captured
 from tests.support.loopback_case import LoopbackTestCase, create
 from tests.support.sdk_scenarios import MODEL, recording_key
+from vcr_kit._core.httplib import sdk_library
 from vcr_kit._ledger import journal as _journal
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -170,6 +171,13 @@ class ClientTest(UnearnedTestCase):
 
         with self.why_not_recorded(CUT):
             self.assertEqual(asyncio.run(run()), ["message_start", "content_block_start"])
+
+    def test_a_stream_whose_connection_breaks_is_not_stored(self) -> None:
+        # Held on main too; pinned here with the other ways a stream ends early.
+        with self.assertRaises(anthropic.APIConnectionError):
+            self.stream_types(self.client(), "Drop me [[stream-drop]]")
+        self.assertEqual(self.files(), [])
+        self.assertEqual(self.calls(), 1)
 
     def test_a_stream_that_ends_before_message_stop_is_not_stored(self) -> None:
         text = "Stop short [[stream-no-stop]]"
@@ -512,6 +520,13 @@ class ProxyTest(UnearnedTestCase):
                     model=MODEL, max_tokens=16, messages=user("Proxy [[stream-cut]]"), stream=True
                 ) as stream:
                     types = [event.type for event in stream]
+                # The head went out before the break: the SDK's stream raises it as it is.
+                with self.assertRaises(sdk_library().RemoteProtocolError):
+                    with client.messages.create(
+                        model=MODEL, max_tokens=16, messages=user("Proxy [[stream-drop]]"),
+                        stream=True,
+                    ) as stream:
+                        list(stream)
                 self.assertEqual(self.files(), [])
                 self.assertEqual(create(client, "Proxy hello").content[0].text, "Echo: Proxy hello")
         self.assertEqual(types, ["message_start", "content_block_start"])
@@ -521,6 +536,9 @@ class ProxyTest(UnearnedTestCase):
             [
                 f"vcr_kit proxy: POST /v1/messages not recorded: {AUTH}",
                 f"vcr_kit proxy: POST /v1/messages not recorded: {CUT}",
+                "vcr_kit proxy: POST /v1/messages not recorded: the upstream broke off its "
+                "answer (RemoteProtocolError: peer closed connection without sending complete "
+                "message body (incomplete chunked read))",
             ],
         )
 

@@ -19,6 +19,9 @@ Magic markers in the text of the last message steer the answer:
 ``[[stream-cut]]``
     (streaming only) a 200 stream whose body ends cleanly in the middle of an event,
     as a gateway that gives up would send it.
+``[[stream-drop]]``
+    (streaming only) like ``[[stream-cut]]``, but the connection is closed there,
+    without the chunked body's end: the client sees the body broken off.
 ``[[stream-no-stop]]``
     (streaming only) a 200 stream that ends cleanly after a whole event, before
     ``message_delta`` and ``message_stop``.
@@ -601,8 +604,9 @@ class _Handler(BaseHTTPRequestHandler):
         if "[[stream-no-stop]]" in text:
             events = (e for e in events if e[0] not in ("message_delta", "message_stop"))
         slow = "[[slow-stream]]" in text
-        cut = "[[stream-cut]]" in text
-        self._send_sse(events, pause=_SLOW_STREAM_SECONDS if slow else 0.0, cut=cut)
+        drop = "[[stream-drop]]" in text
+        cut = drop or "[[stream-cut]]" in text
+        self._send_sse(events, pause=_SLOW_STREAM_SECONDS if slow else 0.0, cut=cut, drop=drop)
         if slow:
             self.server.owner.stream_finished[text] = time.monotonic()
 
@@ -661,9 +665,12 @@ class _Handler(BaseHTTPRequestHandler):
             extra = {"x-should-retry": "true", "retry-after-ms": "10"}
         self._send_json(error.status, payload, extra)
 
-    def _send_sse(self, events: Iterator[_SSE], pause: float = 0.0, cut: bool = False) -> None:
+    def _send_sse(
+        self, events: Iterator[_SSE], pause: float = 0.0, cut: bool = False, drop: bool = False
+    ) -> None:
         """The events, one per chunk; with ``cut``, the body ends (cleanly: the chunked
-        framing is whole) halfway through the first text delta."""
+        framing is whole) halfway through the first text delta; with ``drop`` too, the
+        connection closes there instead, before the chunked body's end."""
         self._start_response(200, "text/event-stream; charset=utf-8", {"cache-control": "no-cache"})
         self.send_header("transfer-encoding", "chunked")
         self.end_headers()
@@ -679,6 +686,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
             if cutting:
                 break
+        if drop:
+            self.close_connection = True
+            return
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 

@@ -338,6 +338,10 @@ class _Exchange:
             return
         except lib.TransportError as exc:
             if self.forwarded:  # the upstream broke mid-answer: the client sees it cut
+                self.proxy.log(
+                    f"vcr_kit proxy: {self.handler.command} {self.handler.path} not recorded: "
+                    f"the upstream broke off its answer ({type(exc).__name__}: {exc})"
+                )
                 self.handler.close_connection = True
                 return
             self.fail(
