@@ -149,8 +149,8 @@ class ValidateTest(unittest.TestCase):
             (
                 dict(http, response={"status": 529, "body": {}}),
                 [
-                    "response.status: 529 is a transient failure the SDK retries; it is never a "
-                    "fixture (delete it and record again)"
+                    "response.status: a 529 (overload) depends on the moment, not on the "
+                    "request; such an answer is never stored (delete it and record again)"
                 ],
             ),
             (

@@ -469,8 +469,10 @@ class KindsDoNotCollideTest(unittest.TestCase):
             messages = [{"role": "user", "content": "same words"}]
             with vcr_kit.cassette(messages, mode="record", fixtures_dir=folder) as c:
                 c.play(lambda: {"as": "message"})
+            # A stream is stored only when complete: here, its final event alone.
+            stop = anthropic.types.RawMessageStopEvent(type="message_stop")
             with vcr_kit.streaming_cassette(messages, mode="record", fixtures_dir=folder) as s:
-                list(s.play(lambda: iter([{"as": "event"}])))
+                list(s.play(lambda: iter([stop])))
             self.assertEqual(s.path.name, c.path.name.removesuffix(".json") + "-stream.json")
             with vcr_kit.cassette(messages, mode="replay", fixtures_dir=folder) as c:
                 self.assertEqual(c.play(lambda: None), {"as": "message"})

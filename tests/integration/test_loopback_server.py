@@ -513,8 +513,52 @@ class WireTest(ServerTestCase):
         self.assertEqual(names[:3], ["message_start", "ping", "content_block_start"])
         self.assertEqual(names[-1], "message_stop")
 
-    def raw_post(self, path: str, body: bytes) -> tuple[str, list[bytes]]:
-        """POST over a bare socket; return lower-cased headers and the raw chunk payloads."""
+    def messages_body(self, text: str, *, stream: bool = False) -> bytes:
+        body = {"model": MODEL, "max_tokens": 5, "stream": stream, "messages": user(text)}
+        return json.dumps(body).encode()
+
+    def test_a_refused_key_gets_401(self) -> None:
+        self.server.refused_keys.add("sk-ant-test-revoked")
+        request = self.post(
+            "/v1/messages", self.messages_body("hi"), {"x-api-key": "sk-ant-test-revoked"}
+        )
+        self.assert_error(request, 401, "authentication_error")
+
+    def test_a_gateway_page_and_cut_json(self) -> None:
+        head, _ = self.raw_post("/v1/messages", self.messages_body("[[html]]"), chunked=False)
+        self.assertIn("content-type: text/html; charset=utf-8", head)
+        self.assertTrue(head.endswith("</html>\n"), head[-40:])
+        head, _ = self.raw_post(
+            "/v1/messages", self.messages_body("[[truncated-json]]"), chunked=False
+        )
+        body = head.partition("\r\n\r\n")[2]
+        self.assertTrue(body.startswith('{"id":"msg_01'), body)
+        with self.assertRaises(json.JSONDecodeError):
+            json.loads(body)
+
+    def test_streams_cut_mid_event_or_before_message_stop(self) -> None:
+        _, chunks = self.raw_post("/v1/messages", self.messages_body("[[stream-cut]]", stream=True))
+        last = chunks[-1].decode()
+        self.assertTrue(last.startswith("event: content_block_delta\ndata: {"), last)
+        self.assertFalse(last.endswith("\n\n"), last)
+        self.assertEqual(len(chunks), 4)  # message_start, ping, content_block_start, half
+        _, chunks = self.raw_post(
+            "/v1/messages", self.messages_body("[[stream-no-stop]]", stream=True)
+        )
+        self.assertTrue(chunks[-1].startswith(b"event: content_block_stop\n"), chunks[-1])
+        _, chunks = self.raw_post(
+            "/v1/messages", self.messages_body("[[stream-error:billing_error]]", stream=True)
+        )
+        self.assertEqual(
+            json.loads(chunks[-1].decode().partition("data: ")[2])["error"]["type"],
+            "billing_error",
+        )
+
+    def raw_post(
+        self, path: str, body: bytes, *, chunked: bool = True
+    ) -> tuple[str, list[bytes]]:
+        """POST over a bare socket; return lower-cased headers and the raw chunk payloads
+        (with ``chunked=False``: everything received, as text, and no chunks)."""
         host, port = self.server.url.removeprefix("http://").split(":")
         request = (
             f"POST {path} HTTP/1.1\r\nHost: {host}\r\nx-api-key: {API_KEY}\r\n"
@@ -524,6 +568,8 @@ class WireTest(ServerTestCase):
         with socket.create_connection((host, int(port)), timeout=10) as sock:
             sock.sendall(request)
             received = b"".join(iter(lambda: sock.recv(65536), b""))
+        if not chunked:
+            return received.decode(), []
         head, _, rest = received.partition(b"\r\n\r\n")
         chunks = []
         while True:

@@ -13,8 +13,22 @@ Magic markers in the text of the last message steer the answer:
     529 the first time a given body is seen, a normal answer afterwards.
 ``[[overloaded-always]]``
     always 529.
-``[[stream-error]]``
-    (streaming only) a 200 stream that breaks with an ``error`` event.
+``[[stream-error]]`` / ``[[stream-error:TYPE]]``
+    (streaming only) a 200 stream that breaks with an ``error`` event (of ``TYPE``,
+    ``overloaded_error`` by default).
+``[[stream-cut]]``
+    (streaming only) a 200 stream whose body ends cleanly in the middle of an event,
+    as a gateway that gives up would send it.
+``[[stream-drop]]``
+    (streaming only) like ``[[stream-cut]]``, but the connection is closed there,
+    without the chunked body's end: the client sees the body broken off.
+``[[stream-no-stop]]``
+    (streaming only) a 200 stream that ends cleanly after a whole event, before
+    ``message_delta`` and ``message_stop``.
+``[[html]]``
+    a 200 ``text/html`` page, as a gateway or a captive portal answers.
+``[[truncated-json]]``
+    a 200 ``application/json`` answer cut in the middle of the JSON.
 ``[[secret]]``
     the answer contains an API-key-shaped string.
 ``[[cache]]``
@@ -26,6 +40,9 @@ Magic markers in the text of the last message steer the answer:
     ``time.monotonic()`` at which the last byte was written.
 ``[[tool:NAME {json}]]``
     (with tools) a ``tool_use`` of tool NAME with that input: Claude Code runs it.
+
+A key in ``LoopbackServer.refused_keys`` gets a 401 ``authentication_error``, as a
+revoked or mistyped key does.
 
 Claude Code wraps context in ``<system-reminder>`` text blocks and appends
 ``system``-role messages; the answer ignores both, as it would a real user's.
@@ -69,13 +86,24 @@ _SECRET_TEXT = "Echo: here is a key sk-ant-api03-" + "A" * 36
 _ERROR_TYPES: dict[int, str] = {
     400: "invalid_request_error",
     401: "authentication_error",
+    402: "billing_error",
     403: "permission_error",
     404: "not_found_error",
+    408: "timeout_error",
+    409: "api_error",
     413: "request_too_large",
     429: "rate_limit_error",
     500: "api_error",
+    502: "api_error",
+    503: "api_error",
+    504: "timeout_error",
     529: "overloaded_error",
 }
+_STREAM_ERROR_TRIGGER = re.compile(r"\[\[stream-error(?::(\w+))?\]\]")
+_GATEWAY_PAGE = (
+    "<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head>"
+    "<body><h1>Bad Gateway</h1><p>The upstream did not answer in time.</p></body></html>\n"
+)
 _BATCH_PATH = re.compile(r"/v1/messages/batches/([A-Za-z0-9_]+)(/results)?")
 _ERROR_TRIGGER = re.compile(r"\[\[error:(\d{3})\]\]")
 _WEATHER = re.compile(r"\bweather\b", re.IGNORECASE)
@@ -346,9 +374,10 @@ def _stream_events(message: JSONObject, with_cache: bool) -> Iterator[_SSE]:
     yield _event("message_stop")
 
 
-def _broken_stream_events(message: JSONObject) -> Iterator[_SSE]:
+def _broken_stream_events(message: JSONObject, error_type: str) -> Iterator[_SSE]:
     yield _message_start(message)
-    yield _event("error", error={"type": "overloaded_error", "message": "Overloaded"})
+    message = "Overloaded" if error_type == "overloaded_error" else f"Stream broke: {error_type}"
+    yield _event("error", error={"type": error_type, "message": message})
 
 
 def _encode_event(name: str, data: JSONObject) -> bytes:
@@ -463,6 +492,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _route(self, request: LoggedRequest) -> None:
         if not _has_credentials(request.headers):
             raise _ApiError(401, "x-api-key header is required")
+        if _key_of(request.headers) in self.server.owner.refused_keys:
+            raise _ApiError(401, "invalid x-api-key")
         route = (request.method, request.path.rstrip("/"))
         batch = _BATCH_PATH.fullmatch(request.path.rstrip("/"))
         if route == ("POST", "/v1/messages"):
@@ -483,8 +514,13 @@ class _Handler(BaseHTTPRequestHandler):
     def _messages(self, request: LoggedRequest) -> None:
         body = self._checked_body(request, need_max_tokens=True)
         self._check_thread(body)
-        if body.get("stream") is True:
+        if "[[html]]" in _trigger_text(body):
+            self._send_bytes(200, "text/html; charset=utf-8", _GATEWAY_PAGE.encode())
+        elif body.get("stream") is True:
             self._stream_message(body)
+        elif "[[truncated-json]]" in _trigger_text(body):
+            whole = _compact(_message_json(body, _decide_reply(body))).encode("utf-8")
+            self._send_bytes(200, "application/json", whole[: len(whole) // 2])
         else:
             message = _message_json(body, _decide_reply(body))
             self.server.owner.issued(message["id"])
@@ -560,12 +596,17 @@ class _Handler(BaseHTTPRequestHandler):
         message = _message_json(body, _decide_reply(body))
         self.server.owner.issued(message["id"])
         text = _trigger_text(body)
-        if "[[stream-error]]" in text:
-            events = _broken_stream_events(message)
+        broken = _STREAM_ERROR_TRIGGER.search(text)
+        if broken:
+            events = _broken_stream_events(message, broken.group(1) or "overloaded_error")
         else:
             events = _stream_events(message, with_cache="[[cache]]" in text)
+        if "[[stream-no-stop]]" in text:
+            events = (e for e in events if e[0] not in ("message_delta", "message_stop"))
         slow = "[[slow-stream]]" in text
-        self._send_sse(events, pause=_SLOW_STREAM_SECONDS if slow else 0.0)
+        drop = "[[stream-drop]]" in text
+        cut = drop or "[[stream-cut]]" in text
+        self._send_sse(events, pause=_SLOW_STREAM_SECONDS if slow else 0.0, cut=cut, drop=drop)
         if slow:
             self.server.owner.stream_finished[text] = time.monotonic()
 
@@ -606,6 +647,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def _send_bytes(self, status: int, content_type: str, data: bytes) -> None:
+        self._start_response(status, content_type)
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
     def _send_error_json(self, error: _ApiError) -> None:
         payload = {
             "type": "error",
@@ -618,7 +665,12 @@ class _Handler(BaseHTTPRequestHandler):
             extra = {"x-should-retry": "true", "retry-after-ms": "10"}
         self._send_json(error.status, payload, extra)
 
-    def _send_sse(self, events: Iterator[_SSE], pause: float = 0.0) -> None:
+    def _send_sse(
+        self, events: Iterator[_SSE], pause: float = 0.0, cut: bool = False, drop: bool = False
+    ) -> None:
+        """The events, one per chunk; with ``cut``, the body ends (cleanly: the chunked
+        framing is whole) halfway through the first text delta; with ``drop`` too, the
+        connection closes there instead, before the chunked body's end."""
         self._start_response(200, "text/event-stream; charset=utf-8", {"cache-control": "no-cache"})
         self.send_header("transfer-encoding", "chunked")
         self.end_headers()
@@ -627,10 +679,23 @@ class _Handler(BaseHTTPRequestHandler):
                 time.sleep(pause)
             # One event per chunk, written straight to the socket, like a live stream.
             chunk = _encode_event(name, data)
+            cutting = cut and name == "content_block_delta"
+            if cutting:
+                chunk = chunk[: len(chunk) // 2]
             self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
             self.wfile.flush()
+            if cutting:
+                break
+        if drop:
+            self.close_connection = True
+            return
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
+
+
+def _key_of(headers: Mapping[str, str]) -> str:
+    scheme, _, token = headers.get("authorization", "").partition(" ")
+    return headers.get("x-api-key") or (token.strip() if scheme.lower() == "bearer" else "")
 
 
 def _has_credentials(headers: Mapping[str, str]) -> bool:
@@ -674,6 +739,8 @@ class LoopbackServer:
         self.batches: dict[str, list[JSONObject]] = {}
         self._issued: set[str] = set()
         self._seen_overloaded_bodies: set[bytes] = set()
+        #: Keys answered with a 401, as the API answers a revoked or mistyped key.
+        self.refused_keys: set[str] = set()
         self.stream_finished: dict[str, float] = {}
         self._httpd = _HTTPServer(self)
         host, port = self._httpd.server_address[:2]

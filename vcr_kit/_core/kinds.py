@@ -17,12 +17,14 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Final, TypeGuard
 
 from .keys import cassette_name, fixture_name, http_name, token_count_name
-from .transient import is_transient
+from .storable import answer_refusal, error_refusal, stream_refusal
 
-__all__ = ["KINDS", "CannotRekey", "FixtureKind", "check_usage"]
+__all__ = ["KINDS", "CannotRekey", "FixtureKind", "check_usage", "sdk_stream_refusal"]
 
 _HTTP_BODIES: Final = ("body", "events", "jsonl", "text", "base64")
 _MAX_TOKENS: Final = 10**12
+#: Ends each finding about an answer that is never stored (see ``storable``).
+_NEVER_STORED: Final = "; such an answer is never stored (delete it and record again)"
 _MAX_MODEL_ID: Final = 256
 _EVENT_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
 _HTTP_NAME: Final = re.compile(r"[a-z0-9-]+-[0-9a-f]{12}\.json")
@@ -130,13 +132,10 @@ def _check_http(request: Any, response: Any, name: str, found: list[str]) -> Non
         found.append(f"response: {_type_name(response)}, not an object with a status")
         return
     status = response.get("status")
-    if _status_in(status, (100, 599), "response.status", "an HTTP status", found) and is_transient(
-        status
-    ):
-        found.append(
-            f"response.status: {status} is a transient failure the SDK retries; "
-            "it is never a fixture (delete it and record again)"
-        )
+    if _status_in(status, (100, 599), "response.status", "an HTTP status", found):
+        refusal = answer_refusal(response)
+        if refusal is not None:
+            found.append(f"{refusal.field}: {refusal.reason}{_NEVER_STORED}")
     bodies = [key for key in _HTTP_BODIES if key in response]
     if len(bodies) != 1:
         what = "none" if not bodies else ", ".join(bodies)
@@ -234,7 +233,12 @@ def _check_error(error: Any, where: str, found: list[str]) -> None:
     if not isinstance(error, dict):
         found.append(f"{where}: {_type_name(error)}, not an object")
         return
-    _status_in(error.get("status"), (400, 599), f"{where}.status", "an error status", found)
+    status = error.get("status")
+    # 200: an SSE error event, which the SDK raises with the stream's own status.
+    if status == 200 or _status_in(status, (400, 599), f"{where}.status", "an error status", found):
+        refused = error_refusal(status, error.get("body"))
+        if refused is not None:
+            found.append(f"{where}.status: {refused}{_NEVER_STORED}")
     for key in ("class", "message", "request_id", "method", "path"):
         if error.get(key) is not None and not isinstance(error[key], str):
             found.append(f"{where}.{key}: {_type_name(error[key])}, not a string")
@@ -247,11 +251,28 @@ def _check_stream(response: Any, found: list[str]) -> None:
     if not isinstance(response, list):
         found.append(f"response: {_type_name(response)}, not a list of events")
         return
+    before = len(found)
     for i, event in enumerate(response):
         if not (isinstance(event, dict) and "$sdk" in event):
             found.append(f"response[{i}]: not an SDK event ({{\"$sdk\": ..., \"data\": ...}})")
         else:
             _check_tagged(event, f"response[{i}]", found)
+    refused = sdk_stream_refusal(response) if len(found) == before else None
+    if refused is not None:
+        found.append(f"response: {refused}{_NEVER_STORED}")
+
+
+def sdk_stream_refusal(events: list[Any]) -> str | None:
+    """``storable.stream_refusal`` for a stream of SDK events as a cassette stores them
+    (``{"$sdk": ..., "data": {"type": ...}}``), where an event's name is its type; None
+    for a list that holds anything else (the stream kind's check refuses it)."""
+    named: list[tuple[Any, dict[str, Any]]] = []
+    for event in events:
+        data = event.get("data") if isinstance(event, dict) and "$sdk" in event else None
+        if not isinstance(data, dict):
+            return None
+        named.append((data.get("type"), data))
+    return stream_refusal(named)
 
 
 def _check_token_count(request: Any, response: Any, name: str, found: list[str]) -> None:
@@ -259,7 +280,12 @@ def _check_token_count(request: Any, response: Any, name: str, found: list[str])
         found.append("kind: a 'token_count' fixture must be named token-count-<12 hex>.json")
     if name and not (isinstance(request, dict) and "messages" in request):
         found.append("request.messages: missing")
-    if not (isinstance(response, dict) and ("$sdk" in response or "$error" in response)):
+    if response is None:  # the original's withTokenCountVCR: a number, or null
+        return
+    if _is_int(response):
+        if not 0 <= response <= _MAX_TOKENS:
+            found.append(f"response: {response} is not a token count")
+    elif not (isinstance(response, dict) and ("$sdk" in response or "$error" in response)):
         found.append(f"response: {_type_name(response)}, not a token count or an API error")
     else:
         _check_tagged(response, "response", found)
@@ -314,7 +340,8 @@ class StreamKind(MessageKind):
 
 
 class TokenCountKind(FixtureKind):
-    """``token_count_cassette(messages, tools)``: a token count or an API error."""
+    """``token_count_cassette(messages, tools)``: a ``MessageTokensCount``, a plain number
+    (or null, as the original's ``withTokenCountVCR`` returns), or an API error."""
 
     name = "token_count"
     check_exchange = staticmethod(_check_token_count)

@@ -18,7 +18,7 @@ from .._core.config import Mode, Settings, is_active, load_settings
 from .._core.jsonable import to_jsonable
 from .._core.keys import fixture_name
 from .._core.paths import display_path
-from .._core.schema import Document
+from .._core.schema import FORMAT_KEY, FORMAT_VERSION, Document, problems
 from .._ledger.cost import counted_by_caller
 from .._ledger.notes import Event, note
 from .._store.files import unreadable
@@ -35,6 +35,8 @@ class Recording:
     ``encode``/``decode``/``usage``; they get modes, locking and the journal for free."""
 
     kind: ClassVar[str] = "generic"
+    #: What the played function returns, for the error when it returns something else.
+    holds: ClassVar[str] = "a JSON value or SDK objects"
 
     def __init__(
         self,
@@ -126,13 +128,18 @@ class Recording:
         """The one body of a play, blocking or awaiting (see ``steps``): ``collect`` is
         ``self.collect`` or ``self.acollect``."""
 
-        def record() -> Steps[Document]:
+        unsaved: list[Any] = []  # a live result the request did not earn
+
+        def record() -> Steps[Document | None]:
             try:
                 with counted_by_caller():
                     result = yield lambda: collect(fn)
             except Exception as exc:
                 return self._error_document(exc)
-            return self._document(result)
+            doc = self._document(result)
+            if doc is None:
+                unsaved.append(result)
+            return doc
 
         try:
             outcome = yield from replay_or_record(
@@ -141,15 +148,22 @@ class Recording:
         except FixtureMissingError:
             note(Event.MISSING, self.path)
             raise
+        if outcome is None:  # the caller gets the live result, as without vcr_kit
+            self.recorded = self.replayed = False
+            return unsaved[0]
         return self._finish(outcome)
 
     def _error_document(self, exc: Exception) -> Document:
         stored = self.encode_error(exc)
-        if stored is None:  # not an answer worth keeping (transient, or not an API error)
+        if stored is None:  # the played function's own error, or one never stored
+            reason = self.unearned(exc)
+            if reason is not None:
+                note(Event.LIVE, self.path, detail=f"not recorded: {reason}")
             raise exc
         return self._wrap(stored)
 
-    def _document(self, result: Any) -> Document:
+    def _document(self, result: Any) -> Document | None:
+        """The fixture for a live result; None when it is one never stored (noted why)."""
         try:
             response = self.encode(result)
         except (TypeError, ValueError) as exc:
@@ -158,7 +172,21 @@ class Recording:
                 f"({exc}). Return JSON values or SDK objects from the played function.",
                 self.path,
             ) from None
-        return self._wrap(response)
+        reason = self.refusal(response)
+        if reason is not None:
+            note(Event.LIVE, self.path, detail=f"not recorded: {reason}")
+            return None
+        doc = self._wrap(response)
+        # Never write what replay would refuse: the error now names the function's
+        # result, where a later replay could only blame the file.
+        found = problems({FORMAT_KEY: FORMAT_VERSION, **doc}, self.path.name, replay=True)
+        if found:
+            raise FixtureValueError(
+                f"Cannot record {display_path(self.path)}: {found[0]}. The played function "
+                f"of a {self.kind!r} cassette returns {self.holds}.",
+                self.path,
+            )
+        return doc
 
     def _wrap(self, response: Any) -> Document:
         response = dehydrate_json(response)
@@ -169,9 +197,7 @@ class Recording:
             "usage": self.usage(response),
         }
 
-    def _finish(self, outcome: Outcome | None) -> Any:
-        if outcome is None:  # only the HTTP transport's recorder declines to save
-            raise RuntimeError(f"{self!r}: the recorder saved nothing")
+    def _finish(self, outcome: Outcome) -> Any:
         # Its kind and its response were checked by ``policy.served`` (a replay) or built
         # here (a recording): not again on every play.
         self.recorded = outcome.recorded
@@ -205,6 +231,15 @@ class Recording:
 
     def encode_error(self, exc: Exception) -> Any:
         """The JSON stored for an error ``fn`` raised, or None to let it propagate unsaved."""
+        return None
+
+    def unearned(self, exc: Exception) -> str | None:
+        """Why an error ``fn`` raised is one never stored (an API's 401, 529...), for the
+        journal; None for any other error."""
+        return None
+
+    def refusal(self, response: Any) -> str | None:
+        """Why an encoded result is one never stored (a stream cut short), or None."""
         return None
 
     def decode(self, response: Any) -> Any:

@@ -5,7 +5,8 @@ A JSON answer is stored parsed; an SSE answer as the list of its events, one obj
 each; JSON Lines (batch results) as a list of objects; anything else as text or
 base64. On replay the bytes are rebuilt and parsed by the SDK itself, so replay
 goes through exactly the code a live answer goes through. Ids are given out as
-``_core.ids`` says; a transient answer (see ``_core.transient``) is never stored.
+``_core.ids`` says. Which answers are never stored (a 401, a 529, a stream cut short, a
+gateway's HTML page) is ``_core.storable``'s to say, on the stored form made here.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from .._core.httplib import library_of
 from .._core.ids import give_ids_text, stabilizer
-from .._core.transient import TRANSIENT_ERROR_TYPES, is_transient
+from .._core.storable import answer_refusal
 from .._ledger.cost import usage_entries
 from ..dehydrate import dehydrate_json, hydrate_json, placeholders
 from .sdk_codec import RECORDED_REQUEST_ID, fresh_request_id
@@ -78,38 +79,26 @@ def render_sse(events: list[dict[str, Any]]) -> str:
     return "".join(parts)
 
 
-def _stream_failed(events: list[dict[str, Any]]) -> bool:
-    for event in events:
-        data = event.get("data")
-        if event.get("event") == "error" and isinstance(data, dict):
-            error = data.get("error")
-            if isinstance(error, dict) and error.get("type") in TRANSIENT_ERROR_TYPES:
-                return True
-    return False
-
-
 def store_response(response: httpx2.Response, seed: str) -> dict[str, Any] | None:
-    """The stored form of a live response (already read), or None if it is transient."""
-    return store_response_with_ids(response, seed)[0]
+    """The stored form of a live response (already read), or None if it is one that is
+    never stored (see ``_core.storable``)."""
+    stored = store_response_with_ids(response, seed)[0]
+    return None if answer_refusal(stored) else stored
 
 
 def store_response_with_ids(
     response: httpx2.Response, seed: str
-) -> tuple[dict[str, Any] | None, dict[str, str]]:
-    """``store_response``, and the map from each stored id to the live one it replaced
-    (the ids the caller gets while recording)."""
-    if is_transient(response.status_code):
-        return None, {}
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """The stored form of a live response (already read), whatever it is (whether to
+    keep it is ``_core.storable.answer_refusal``'s call), and the map from each stored
+    id to the live one it replaced (the ids the caller gets while recording)."""
     content_type = response.headers.get("content-type", "")
     stored: dict[str, Any] = {"status": response.status_code}
     stabilize, stored_to_live = stabilizer(seed)
     if content_type.startswith(_SSE):
-        events = parse_sse(response.text)
-        if _stream_failed(events):
-            return None, {}
-        stored["events"] = stabilize(events)
-    elif "json" in content_type:
-        stored["body"] = stabilize(json.loads(response.content or b"null"))
+        stored["events"] = stabilize(parse_sse(response.text))
+    elif "json" in content_type and (body := _json_or_none(response.content)) is not None:
+        stored["body"] = stabilize(body[0])
     elif (lines := _json_lines(response.content)) is not None:
         # Batch results: one JSON object per line. Kept as objects, so the ids in them
         # are stabilized like any answer's, and a review diff is readable.
@@ -127,6 +116,15 @@ def store_response_with_ids(
     stored["headers"] = headers
     dehydrated: dict[str, Any] = dehydrate_json(stored)
     return dehydrated, stored_to_live
+
+
+def _json_or_none(content: bytes) -> tuple[Any] | None:
+    """``(value,)`` of a JSON body (null when empty), or None if it does not parse: a
+    body cut short is kept as text, for ``storable`` to refuse by its content type."""
+    try:
+        return (json.loads(content or b"null"),)
+    except ValueError:  # UnicodeDecodeError is one too
+        return None
 
 
 def _json_lines(content: bytes) -> list[Any] | None:
@@ -195,7 +193,8 @@ def usage_of(stored: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def passthrough(response: httpx2.Response, request: httpx2.Request) -> httpx2.Response:
-    """A transient live answer handed back to the SDK (which retries it), unsaved.
+    """A live answer handed back to the SDK unsaved (one never stored: the SDK retries
+    a transient one, and raises or returns the others as it would without vcr_kit).
     The body was decoded when read, so the encoding headers must go."""
     headers = [
         (k, v)

@@ -15,12 +15,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from .._core.config import Mode, Settings, load_settings
 from .._core.credentials import credentials_in, uses_stand_in_key
 from .._core.http_request import request_key, with_live_ids
-from .._core.schema import Document
+from .._core.schema import FORMAT_KEY, FORMAT_VERSION, Document, problems
+from .._core.storable import answer_refusal
 from .._ledger.notes import Event, note
 from .._store.files import unreadable
 from ..errors import ConfigError, FixtureCorruptError, FixtureMissingError, VCRError
@@ -33,20 +34,24 @@ from .steps import Steps, run_awaiting, run_blocking
 if TYPE_CHECKING:  # at run time a request may be httpx2's or httpx's (anthropic 0.x): same API
     import httpx2
 
-__all__ = ["AsyncLiveSend", "HttpRecorder", "LiveSend"]
+__all__ = ["NOT_RECORDED", "AsyncLiveSend", "HttpRecorder", "LiveSend"]
 
 LiveSend = Callable[["httpx2.Request"], "httpx2.Response"]
 AsyncLiveSend = Callable[["httpx2.Request"], Awaitable["httpx2.Response"]]
 #: ``send`` for the body: a ``LiveSend`` under ``handle``, an ``AsyncLiveSend`` under
 #: ``ahandle``; the driver calls or awaits what it returns.
 Send = Callable[["httpx2.Request"], Any]
+#: The ``extensions`` key of a live answer handed back unsaved: why it was not recorded
+#: (the proxy logs it; the journal has it too).
+NOT_RECORDED: Final = "vcr_kit_not_recorded"
 
 
 class _Declined(Exception):
     """Internal: the live answer must reach the caller but not the disk."""
 
-    def __init__(self, response: httpx2.Response) -> None:
+    def __init__(self, response: httpx2.Response, reason: str) -> None:
         self.response = response
+        self.reason = reason
 
 
 class HttpRecorder:
@@ -121,8 +126,10 @@ class HttpRecorder:
                     live_request=stored_request,
                 )
             except _Declined as declined:
-                _note_live(request, path)
-                return passthrough(declined.response, request)
+                _note_live(request, path, f"not recorded: {declined.reason}")
+                passed = passthrough(declined.response, request)
+                passed.extensions[NOT_RECORDED] = declined.reason
+                return passed
             except FixtureMissingError:
                 note(Event.MISSING, path)
                 raise
@@ -138,15 +145,22 @@ class HttpRecorder:
         self, response: httpx2.Response, path: Path, stored_request: Any, ids: dict[str, str]
     ) -> Document:
         stored, stored_to_live = store_response_with_ids(response, seed=path.name)
-        if stored is None:
-            raise _Declined(response)
-        ids.update(stored_to_live)
-        return {
+        refusal = answer_refusal(stored)
+        if refusal is not None:
+            raise _Declined(response, refusal.reason)
+        doc: Document = {
             "kind": "http",
             "request": stored_request,
             "response": stored,
             "usage": usage_of(stored),
         }
+        # What replay would refuse is not written either (a JSON answer to a request for
+        # a stream, say): the upstream's answer, not the caller's fault.
+        found = problems({FORMAT_KEY: FORMAT_VERSION, **doc}, path.name, replay=True)
+        if found:
+            raise _Declined(response, f"its replay would fail: {found[0]}")
+        ids.update(stored_to_live)
+        return doc
 
     def _check_can_record(self, path: Path, request: httpx2.Request, stored: Any) -> None:
         if self.can_record and not uses_stand_in_key(request.headers):
@@ -218,6 +232,7 @@ def _noted(upstream: list[BaseException]) -> Iterator[None]:
         raise
 
 
-def _note_live(request: httpx2.Request, path: Path | None = None) -> None:
-    """A call that went to the API and was not kept: the journal must still show it."""
-    note(Event.LIVE, path, detail=f"{request.method} {request.url}")
+def _note_live(request: httpx2.Request, path: Path | None = None, why: str = "") -> None:
+    """A call that went to the API and was not kept: the journal must still show it,
+    and ``why`` (nothing was written: the summary and ``assertNoLiveCalls`` say so)."""
+    note(Event.LIVE, path, detail=why or f"{request.method} {request.url}")

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 from .._core.config import Mode
 from .._core.jsonable import to_jsonable
 from .._core.keys import cassette_name, message_content, token_count_name
+from .._core.kinds import sdk_stream_refusal
 from .._ledger.cost import usage_entries
 from .._ledger.notes import Event, note
 from ..dehydrate import dehydrate_json
@@ -27,6 +28,7 @@ from .sdk_codec import (
     plain,
     refresh_message_ids,
     stabilize_ids,
+    unearned_error,
 )
 
 __all__ = ["MessageCassette", "StreamingCassette", "TokenCountCassette"]
@@ -48,6 +50,7 @@ class MessageCassette(Recording):
     an API error; replays the same types with fresh message ids."""
 
     kind: ClassVar[str] = "message"
+    holds: ClassVar[str] = "a Message, a list of SDK objects, or raises an API error"
     name_suffix: ClassVar[str] = ""
 
     def __init__(
@@ -70,6 +73,9 @@ class MessageCassette(Recording):
 
     def encode_error(self, exc: Exception) -> Any:
         return encode_error(exc)
+
+    def unearned(self, exc: Exception) -> str | None:
+        return unearned_error(exc)
 
     def decode(self, response: Any) -> Any:
         return decode_value(refresh_message_ids(response), request_ids=True)
@@ -104,6 +110,7 @@ class StreamingCassette(MessageCassette):
     the events one by one, in order. Under ``async with``, ``async for``."""
 
     kind: ClassVar[str] = "stream"
+    holds: ClassVar[str] = "a stream of SDK events (or a messages.stream() manager)"
     name_suffix: ClassVar[str] = "-stream"
 
     def play(self, fn: Callable[[], Any]) -> Any:
@@ -129,6 +136,10 @@ class StreamingCassette(MessageCassette):
     async def acollect(self, fn: Callable[[], Any]) -> Any:
         return [event async for event in _async_live_events(await maybe_await(fn()))]
 
+    def refusal(self, response: Any) -> str | None:
+        # Only a whole stream is stored: one cut short would replay as if it were whole.
+        return sdk_stream_refusal(response) if isinstance(response, list) else None
+
     def decode(self, response: Any) -> Any:
         # Stream events are not top-level responses: no request id on each of them.
         return decode_value(refresh_message_ids(response))
@@ -139,6 +150,7 @@ class TokenCountCassette(Recording):
     (cwd slug, UUIDs, timestamps) so the key is the same on every machine and run."""
 
     kind: ClassVar[str] = "token_count"
+    holds: ClassVar[str] = "a MessageTokensCount or a number, or raises an API error"
 
     def __init__(
         self,
@@ -161,6 +173,9 @@ class TokenCountCassette(Recording):
 
     def encode_error(self, exc: Exception) -> Any:
         return encode_error(exc)
+
+    def unearned(self, exc: Exception) -> str | None:
+        return unearned_error(exc)
 
     def decode(self, response: Any) -> Any:
         return decode_value(response, request_ids=True)

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from .._core.jsonable import to_jsonable
-from .._core.transient import is_transient
+from .._core.storable import error_refusal
 
 SDK_TAG: Final = "$sdk"
 ERROR_TAG: Final = "$error"
@@ -155,15 +155,25 @@ def plain(value: Any) -> Any:
 # -- errors ---------------------------------------------------------------------------
 
 
-def encode_error(exc: BaseException) -> dict[str, Any] | None:
-    """The stored form of an API error the caller sees, or None if it must not be saved.
-
-    Transient failures (429, 529, other 5xx, connection errors) are never saved:
-    the SDK already retried them, and the next run should try again for real.
-    """
+def unearned_error(exc: BaseException) -> str | None:
+    """Why the API's answer ``exc`` is never stored (a 401, a 529: see
+    ``_core.storable``), or None: an error the request earned, or no answer from the
+    API at all (a connection that failed, the played function's own error), which is
+    never stored either but is no API call to journal."""
     import anthropic
 
-    if not isinstance(exc, anthropic.APIStatusError) or is_transient(exc.status_code):
+    if isinstance(exc, anthropic.APIStatusError):
+        return error_refusal(exc.status_code, exc.body)
+    return None
+
+
+def encode_error(exc: BaseException) -> dict[str, Any] | None:
+    """The stored form of an API error the caller sees, or None if it must not be saved:
+    not an API error, or one the request did not earn (``unearned_error``), which the
+    next run asks again for real."""
+    import anthropic
+
+    if not isinstance(exc, anthropic.APIStatusError) or unearned_error(exc) is not None:
         return None
     request = exc.response.request
     return {

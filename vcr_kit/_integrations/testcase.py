@@ -123,14 +123,18 @@ class VCRMixin:
         ``off`` or from a client vcr_kit could not wrap) instead of replaying."""
         live = [entry for entry in self.vcr_journal.entries if entry.event in _LIVE_EVENTS]
         if live:
-            listing = ", ".join(
-                f"{entry.event.value} "
-                + (display_path(entry.path) if entry.path else entry.detail or "(no fixture)")
-                for entry in live
-            )
+            listing = ", ".join(f"{entry.event.value} {_what(entry)}" for entry in live)
             raise AssertionError(
                 f"vcr_kit: expected replay only, but the API was called: {listing}"
             )
+
+
+def _what(entry: _journal.Entry) -> str:
+    """The fixture an entry is about (and why it was not written, for one that was
+    not), or what it is about when there is no fixture."""
+    if entry.path is None:
+        return entry.detail or "(no fixture)"
+    return display_path(entry.path) + (f" ({entry.detail})" if entry.detail else "")
 
 
 _LIVE_EVENTS = frozenset(

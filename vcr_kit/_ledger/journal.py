@@ -21,8 +21,9 @@ class Event(str, Enum):
     RECORDED = "recorded"
     MISSING = "missing"
     PASSED_THROUGH = "passed through"
-    #: A request that reached the API and was not kept: mode ``off``, a transient
-    #: answer handed back for the SDK to retry, a client vcr_kit could not wrap.
+    #: A request that reached the API and was not kept: mode ``off``, an answer the
+    #: request did not earn (a 401, a 529, a stream cut short: the entry's path is the
+    #: fixture not written, its detail why), a client vcr_kit could not wrap.
     LIVE = "live"
 
 
@@ -50,6 +51,8 @@ _lock = threading.Lock()
 _totals: Counter[Event] = Counter()
 _replayed_cost = [0.0]
 _fixture_dirs: set[Path] = set()
+#: Why answers were not written (the details of ``LIVE`` entries that name a fixture).
+_not_recorded: Counter[str] = Counter()
 _open_journals: list[Journal] = []
 
 
@@ -62,6 +65,8 @@ def add(event: Event, path: Path | None, cost_usd: float = 0.0, detail: str = ""
             _replayed_cost[0] += cost_usd
         if path is not None:
             _fixture_dirs.add(path.parent)
+            if event is Event.LIVE and detail:
+                _not_recorded[detail] += 1
         for journal in _open_journals:
             journal.entries.append(entry)
 
@@ -82,3 +87,9 @@ def journal() -> Iterator[Journal]:
 def totals() -> tuple[Counter[Event], float, set[Path]]:
     with _lock:
         return Counter(_totals), _replayed_cost[0], set(_fixture_dirs)
+
+
+def not_recorded() -> Counter[str]:
+    """Each reason an answer was not written this run ("not recorded: a 401 ..."), counted."""
+    with _lock:
+        return Counter(_not_recorded)

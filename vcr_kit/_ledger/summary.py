@@ -25,6 +25,8 @@ from . import journal, runs
 
 #: Changed fixtures named in the line; more are counted.
 _MAX_CHANGED_SHOWN: Final = 5
+#: Reasons for answers not written, named in the line; more are counted.
+_MAX_REASONS_SHOWN: Final = 3
 
 _registered: list[bool] = []
 _lock = threading.Lock()
@@ -47,6 +49,7 @@ def worker_totals() -> dict[str, Any]:
         "recorded_usd": runs.recorded_cost(),
         "folders": sorted(str(f) for f in folders),
         "changed": [str(p) for p in runs.changed()],
+        "not_recorded": dict(journal.not_recorded()),
     }
 
 
@@ -62,14 +65,17 @@ def _all_totals() -> dict[str, Any]:
     with _lock:
         workers = list(_from_workers)
     counts: Counter[str] = Counter(own["counts"])
+    reasons: Counter[str] = Counter(own["not_recorded"])
     merged = dict(own, folders=set(own["folders"]), changed=list(own["changed"]))
     for other in workers:
         counts.update(other.get("counts", {}))
+        reasons.update(other.get("not_recorded", {}))
         merged["replayed_usd"] += float(other.get("replayed_usd", 0.0))
         merged["recorded_usd"] += float(other.get("recorded_usd", 0.0))
         merged["folders"].update(other.get("folders", []))
         merged["changed"] += [c for c in other.get("changed", []) if c not in merged["changed"]]
     merged["counts"] = counts
+    merged["not_recorded"] = reasons
     return merged
 
 
@@ -95,12 +101,24 @@ def summary_line() -> str | None:
         more = len(changed) - _MAX_CHANGED_SHOWN
         where += f"; answer changed: {shown}" + (f" and {more} more" if more > 0 else "")
     # Live calls are named only when there were some: the usual line stays short.
-    live_part = f", {live} live (not recorded)" if live else ""
+    live_part = f", {live} live ({_why_not_recorded(totals['not_recorded'])})" if live else ""
     return (
         f"vcr_kit: {replayed} replayed, {recorded} recorded, {missing} missing{live_part}; "
         f"${totals['replayed_usd']:.4f} of API calls replayed, "
         f"${totals['recorded_usd']:.4f} recorded{where}"
     )
+
+
+def _why_not_recorded(reasons: Counter[str]) -> str:
+    """``not recorded``, and why, when an answer the request did not earn was dropped."""
+    shown = [
+        reason.removeprefix("not recorded: ") + (f" (x{n})" if n > 1 else "")
+        for reason, n in reasons.most_common(_MAX_REASONS_SHOWN)
+    ]
+    if not shown:
+        return "not recorded"
+    more = len(reasons) - len(shown)
+    return "not recorded: " + "; ".join(shown) + (f"; and {more} more" if more > 0 else "")
 
 
 def print_summary() -> None:

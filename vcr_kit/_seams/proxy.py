@@ -35,7 +35,7 @@ from .._core.credentials import has_real_key
 from .._core.http_request import request_key
 from .._core.httplib import sdk_library
 from .._engine.live import add_local_proxy, remove_local_proxy
-from .._engine.recorder import HttpRecorder
+from .._engine.recorder import NOT_RECORDED, HttpRecorder
 from .._ledger.notes import Event, note
 from ..errors import VCRError
 from .forwarding import BodyForwarder, SseForwarder
@@ -445,6 +445,10 @@ class _Exchange:
             return
         except lib.TransportError as exc:
             if self.forwarded:  # the upstream broke mid-answer: the client sees it cut
+                self.proxy.log(
+                    f"vcr_kit proxy: {self.handler.command} {self.handler.path} not recorded: "
+                    f"the upstream broke off its answer ({type(exc).__name__}: {exc})"
+                )
                 self.handler.close_connection = True
                 return
             self.fail(
@@ -456,6 +460,11 @@ class _Exchange:
             return
         if recorder.settings.mode is Mode.OFF:
             note(Event.PASSED_THROUGH, None)
+        why = answer.extensions.get(NOT_RECORDED)
+        if why:  # a 401, a 529, a stream cut short: the client has it, the disk does not
+            self.proxy.log(
+                f"vcr_kit proxy: {self.handler.command} {self.handler.path} not recorded: {why}"
+            )
         if self.forwarded:
             self.handler.end_chunks()
         else:  # a replay
