@@ -1,6 +1,7 @@
 """The one place that reads vcr_kit's environment variables (``VCR_*``, ``FORCE_VCR``,
 ``CI``), and the variables of other tools that change what vcr_kit does
-(``ANTHROPIC_BASE_URL``, ``TOX_ENV_NAME``, ``PYTEST_XDIST_WORKER``).
+(``ANTHROPIC_BASE_URL``, ``TOX_ENV_NAME``, ``PYTEST_XDIST_WORKER``,
+``PYTEST_ADDOPTS``).
 
 ``.env`` is loaded once per process with python-dotenv (it never overrides a
 variable that is already set); the environment itself is read on every call,
@@ -35,6 +36,7 @@ __all__ = [
     "is_active",
     "load_settings",
     "pure_json_wanted",
+    "pytest_addopts",
     "replay_mode_forced",
     "run_complete_word",
     "run_id_variable",
@@ -332,3 +334,8 @@ def in_tox() -> bool:
 def run_complete_word() -> str:
     """``VCR_RUN_COMPLETE``, stripped and lower-cased ("" when unset)."""
     return os.environ.get("VCR_RUN_COMPLETE", "").strip().lower()
+
+
+def pytest_addopts() -> str:
+    """``PYTEST_ADDOPTS``: pytest's extra arguments, judged with the command line."""
+    return os.environ.get("PYTEST_ADDOPTS", "")
