@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from ._core.config import load_settings, pytest_addopts
-from ._core.run_scope import Scope, pytest_scope
+from ._core.config import extra_pytest_args, load_settings
+from ._core.run_scope import Scope, judge_pytest_args
 from ._integrations.pytest_run import SessionTally
 from ._integrations.session import vcr_session
 from ._ledger import journal as _journal
@@ -77,7 +77,7 @@ def _arguments(config: pytest.Config) -> list[str]:
     addopts = config.getini("addopts")
     return [
         *(addopts if isinstance(addopts, list) else shlex.split(str(addopts))),
-        *shlex.split(pytest_addopts()),
+        *shlex.split(extra_pytest_args()),
         *config.invocation_params.args,
     ]
 
@@ -94,7 +94,7 @@ def _scope(config: pytest.Config) -> Scope | None:
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
     """xdist controller: tell each worker what the command line selected."""
-    scope = pytest_scope(_arguments(node.config))
+    scope = judge_pytest_args(_arguments(node.config))
     node.workerinput[_SCOPE] = (list(scope.collection), list(scope.selection))
 
 

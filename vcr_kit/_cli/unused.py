@@ -58,7 +58,7 @@ def find_unused(root: Path) -> Unused:
         run, later = last_complete(folder, all_runs)
         if run is None:
             why = (
-                f"the last run, {describe(later[-1])}, is not complete: {'; '.join(later[-1].why)}"
+                f"the last run is not complete: {'; '.join(later[-1].why)} [{describe(later[-1])}]"
                 if later
                 else "no run recorded"
             )
@@ -87,7 +87,7 @@ def describe(run: Run) -> str:
     if len(run.commands) > 3:
         how += f" | {len(run.commands) - 3} more"
     shards = f", {run.processes} processes" if run.processes > 1 else ""
-    return f"run {run.id} finished {when} ({how}{shards})"
+    return f"run {run.id}, finished {when}, {how}{shards}"
 
 
 def explain_unknown(unknown: list[tuple[Path, str]]) -> None:
@@ -99,13 +99,12 @@ def explain_unknown(unknown: list[tuple[Path, str]]) -> None:
         )
 
 
-def describe_runs(runs: list[Run]) -> str:
-    if not runs:
-        return "no complete run"
-    return "; ".join(
-        f"{describe(run)}, complete: {'; '.join(run.why)}"
+def describe_runs(runs: list[Run]) -> list[str]:
+    """One line per run a listing is based on."""
+    return [
+        f"vcr_kit: based on {describe(run)}: complete ({'; '.join(run.why)})"
         for run in sorted(runs, key=lambda r: r.finished)
-    )
+    ]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -119,8 +118,9 @@ def run(args: argparse.Namespace) -> int:
     if found.runs:
         print(
             f"vcr_kit: {len(found.files)} of {plural(found.checked, 'fixture')} unused by the "
-            f"last complete run ({describe_runs(found.runs)})"
+            "last complete run"
         )
+        print("\n".join(describe_runs(found.runs)))
     return 1 if found.unknown else 0
 
 

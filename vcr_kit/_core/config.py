@@ -30,13 +30,13 @@ __all__ = [
     "activated",
     "base_url",
     "base_url_set_to",
+    "extra_pytest_args",
     "host_variables",
     "in_tox",
     "in_xdist_worker",
     "is_active",
     "load_settings",
     "pure_json_wanted",
-    "pytest_addopts",
     "replay_mode_forced",
     "run_complete_word",
     "run_id_variable",
@@ -336,6 +336,6 @@ def run_complete_word() -> str:
     return os.environ.get("VCR_RUN_COMPLETE", "").strip().lower()
 
 
-def pytest_addopts() -> str:
+def extra_pytest_args() -> str:
     """``PYTEST_ADDOPTS``: pytest's extra arguments, judged with the command line."""
     return os.environ.get("PYTEST_ADDOPTS", "")

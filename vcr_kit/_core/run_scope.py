@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-__all__ = ["Scope", "pytest_scope", "unittest_scope"]
+__all__ = ["Scope", "judge_pytest_args", "judge_unittest_argv"]
 
 
 @dataclass(frozen=True)
@@ -133,7 +133,7 @@ _SHORT_FLAGS: Final = frozenset("qvsl")
 _SHORT_VALUED: Final = frozenset("rnWpkmco")
 
 
-def pytest_scope(args: Sequence[str]) -> Scope:
+def judge_pytest_args(args: Sequence[str]) -> Scope:
     """Judge pytest's arguments (the ini ``addopts``, ``PYTEST_ADDOPTS`` and the
     command line, in that order)."""
     collection: list[str] = []
@@ -228,7 +228,7 @@ _DEFAULT_PATTERN: Final = "test*.py"
 UNITTEST_PROGRAM: Final = "python -m unittest"
 
 
-def unittest_scope(argv: Sequence[str], cwd: Path | None = None) -> Scope:
+def judge_unittest_argv(argv: Sequence[str], cwd: Path | None = None) -> Scope:
     """Judge ``sys.argv`` of a unittest run: whole only for ``python -m unittest``
     (or ``... discover``) with the default start folder (the cwd), the default
     pattern ``test*.py``, and no test names, ``-k`` or ``-f``."""

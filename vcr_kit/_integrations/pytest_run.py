@@ -15,10 +15,10 @@ import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from .._core.run_scope import Scope, pytest_scope
+from .._core.run_scope import Scope, judge_pytest_args
 from .._ledger.runs import Verdict
 
-__all__ = ["SessionTally", "plural"]
+__all__ = ["SessionTally"]
 
 
 @dataclass
@@ -39,7 +39,7 @@ class SessionTally:
     def start(cls, args: Sequence[str], scope: Scope | None = None) -> SessionTally:
         """A new session, started with ``args`` (``scope``: an xdist worker's, judged
         by its controller)."""
-        judged = scope if scope is not None else pytest_scope(args)
+        judged = scope if scope is not None else judge_pytest_args(args)
         return cls(scope=judged, command=shlex.join(["pytest", *args]))
 
     def collected(self, node_ids: Iterable[str]) -> None:
@@ -78,12 +78,12 @@ class SessionTally:
             hard.append(f"pytest exited with status {exit_status}")
         soft = list(self.scope.selection)
         if self.deselected:
-            soft.append(f"{plural(self.deselected, 'test')} deselected")
+            soft.append(f"{_tests(self.deselected)} {_was(self.deselected)} deselected")
         if self.skipped:
-            soft.append(f"{plural(len(self.skipped), 'test')} skipped")
+            soft.append(f"{_tests(len(self.skipped))} {_was(len(self.skipped))} skipped")
         failed = self.not_passed - self.skipped
         if failed:
-            soft.append(f"{plural(len(failed), 'test')} failed")
+            soft.append(f"{_tests(len(failed))} failed")
         if stopped:
             soft.append("the session stopped early")
         if exit_status == 1:
@@ -119,9 +119,12 @@ class SessionTally:
         )
 
 
-def plural(count: int, noun: str) -> str:
-    verb = "was" if count == 1 else "were"
-    return f"{count} {noun}{'' if count == 1 else 's'} {verb}"
+def _tests(count: int) -> str:
+    return f"{count} test{'' if count == 1 else 's'}"
+
+
+def _was(count: int) -> str:
+    return "was" if count == 1 else "were"
 
 
 def _unique(reasons: Iterable[str]) -> list[str]:

@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Final
 
-from .._core.run_scope import unittest_scope
+from .._core.run_scope import judge_unittest_argv
 from .._ledger import runs
 
 __all__ = ["judged_test"]
@@ -72,7 +72,7 @@ def verdict(explicit: str) -> runs.Verdict:
     """This process's verdict (``explicit``: ``VCR_RUN_COMPLETE``, lower-cased)."""
     reasons = []
     if explicit not in _VOUCHING_WORDS:
-        scope = unittest_scope(sys.argv)
+        scope = judge_unittest_argv(sys.argv)
         reasons += [*scope.collection, *scope.selection]
         if not reasons:
             reasons += _pytest_project(Path.cwd())
