@@ -3,6 +3,7 @@ a small project, each narrowed one way, then ``vcr_kit prune --yes``."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import time
@@ -122,6 +123,14 @@ class PartialRunsTest(PruneCase):
         self.pytest(PYTEST_ADDOPTS="-k a1")
         self.assert_partial("-k was given; 3 tests were deselected")
 
+    def test_an_interrupted_unittest_run_is_partial(self) -> None:
+        self.unittest(INTERRUPT_TESTS="b1", status=-2)  # Python ends by SIGINT, as on Ctrl-C
+        self.assert_partial("the run was interrupted")
+
+    def test_an_interrupted_pytest_run_is_partial(self) -> None:
+        self.pytest(INTERRUPT_TESTS="b1", status=2)
+        self.assert_partial("pytest exited with status 2")
+
     def test_unittest_test_names_are_a_part(self) -> None:
         self.unittest("tests.test_a")
         self.assert_partial("test names were given (tests.test_a)")
@@ -190,6 +199,24 @@ class UndoTest(PruneCase):
         )
         self.assertEqual((self.fixtures / ORPHAN).read_text(encoding="utf-8"), "{}")
         self.assertEqual(len(list(self.fixtures.glob(f".trash/*/{ORPHAN}"))), 1)
+
+
+@unittest.skipUnless(importlib.util.find_spec("xdist"), "pytest-xdist is not installed")
+class XdistTest(PruneCase):
+    def test_a_whole_xdist_run_is_judged_by_its_controller(self) -> None:
+        self.pytest("-n", "2")
+        with working_dir(self.root):
+            _, out, _ = cli("unused")
+        self.assertEqual(out.splitlines()[0], f"fixtures/{ORPHAN}")
+        self.assertRegex(
+            out.splitlines()[2],
+            r", pytest -q -p no:cacheprovider -n 2, 3 processes: complete \(every one of "
+            r"the 4 collected tests passed\)$",
+        )
+
+    def test_a_skip_in_a_worker_makes_the_xdist_run_partial(self) -> None:
+        self.pytest("-n", "2", SKIP_TESTS="a2")
+        self.assert_partial("1 test was skipped")
 
 
 class ShardsTest(PruneCase):

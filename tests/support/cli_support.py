@@ -111,6 +111,7 @@ from vcr_kit import VCRTestCase
 
 SKIP = os.environ.get("SKIP_TESTS", "").split(",")
 FAIL = os.environ.get("FAIL_TESTS", "").split(",")
+STOP = os.environ.get("INTERRUPT_TESTS", "").split(",")
 
 
 def ask(prompt):
@@ -125,6 +126,8 @@ class Suite(VCRTestCase):
     def check(self, name):
         if name in FAIL:
             self.fail("FAIL_TESTS names " + name)
+        if name in STOP:
+            raise KeyboardInterrupt(name)  # as Ctrl-C would
         self.assertEqual(ask("Ask for " + name), "Echo: Ask for " + name)
 '''
 
@@ -138,9 +141,10 @@ SUITE_TEST = '''
 def make_suite_project(root: Path, files: dict[str, list[str]]) -> Path:
     """A project of ``VCRTestCase`` tests that both pytest and ``python -m unittest``
     run whole: ``tests/test_<file>.py`` holds a test per name, each asking the API
-    one question of its own (so each has its own fixture). ``SKIP_TESTS`` and
-    ``FAIL_TESTS`` (comma-separated names) skip a test with ``skipIf`` or fail it
-    before it asks. Returns the fixtures folder."""
+    one question of its own (so each has its own fixture). ``SKIP_TESTS``,
+    ``FAIL_TESTS`` and ``INTERRUPT_TESTS`` (comma-separated names) skip a test with
+    ``skipIf``, fail it, or raise ``KeyboardInterrupt`` in it, before it asks.
+    Returns the fixtures folder."""
     (root / "tests").mkdir(parents=True)
     (root / "tests" / "__init__.py").write_text("", encoding="utf-8")
     for stem, names in files.items():
