@@ -131,6 +131,34 @@ class PartialRunsTest(PruneCase):
         self.pytest(INTERRUPT_TESTS="b1", status=2)
         self.assert_partial("pytest exited with status 2")
 
+    def test_a_skip_in_set_up_class_makes_a_unittest_run_partial(self) -> None:
+        self.unittest(SKIP_FILES="b")
+        self.assert_partial("1 test skipped")  # unittest counts the class once
+
+    def test_a_unittest_run_in_a_project_set_up_for_pytest_is_partial(self) -> None:
+        (self.root / "conftest.py").write_text("", encoding="utf-8")
+        self.unittest()
+        self.assert_partial(
+            "the project is set up for pytest (conftest.py): python -m unittest may not run "
+            "all its tests (set VCR_RUN_COMPLETE=1 if it does)"
+        )
+
+    def test_a_start_folder_is_a_part_unless_vouched_for_and_never_a_skip(self) -> None:
+        self.unittest("discover", "-s", "tests")
+        self.assert_partial("-s tests was given (a start folder other than the current one)")
+        self.prune("--undo")  # the orphan back, for the next run
+        self.unittest("discover", "-s", "tests", SKIP_TESTS="a1", VCR_RUN_COMPLETE="1")
+        self.assert_partial("1 test skipped")
+        self.prune("--undo")
+        self.unittest("discover", "-s", "tests", VCR_RUN_COMPLETE="1")
+        with working_dir(self.root):
+            _, out, _ = cli("unused")
+        self.assertRegex(
+            out.splitlines()[2],
+            r"'python -m unittest' discover -s tests: complete \(every test of python -m "
+            r"unittest passed\)$",
+        )
+
     def test_unittest_test_names_are_a_part(self) -> None:
         self.unittest("tests.test_a")
         self.assert_partial("test names were given (tests.test_a)")

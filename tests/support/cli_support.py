@@ -112,6 +112,7 @@ from vcr_kit import VCRTestCase
 SKIP = os.environ.get("SKIP_TESTS", "").split(",")
 FAIL = os.environ.get("FAIL_TESTS", "").split(",")
 STOP = os.environ.get("INTERRUPT_TESTS", "").split(",")
+SKIP_FILES = os.environ.get("SKIP_FILES", "").split(",")
 
 
 def ask(prompt):
@@ -123,6 +124,11 @@ def ask(prompt):
 
 
 class Suite(VCRTestCase):
+    @classmethod
+    def setUpClass(cls):
+        if __name__.rpartition(".")[2].removeprefix("test_") in SKIP_FILES:
+            raise unittest.SkipTest("SKIP_FILES names " + __name__)
+
     def check(self, name):
         if name in FAIL:
             self.fail("FAIL_TESTS names " + name)
@@ -143,8 +149,9 @@ def make_suite_project(root: Path, files: dict[str, list[str]]) -> Path:
     run whole: ``tests/test_<file>.py`` holds a test per name, each asking the API
     one question of its own (so each has its own fixture). ``SKIP_TESTS``,
     ``FAIL_TESTS`` and ``INTERRUPT_TESTS`` (comma-separated names) skip a test with
-    ``skipIf``, fail it, or raise ``KeyboardInterrupt`` in it, before it asks.
-    Returns the fixtures folder."""
+    ``skipIf``, fail it, or raise ``KeyboardInterrupt`` in it, before it asks;
+    ``SKIP_FILES`` (file stems) skips a file's tests in ``setUpClass``. Returns the
+    fixtures folder."""
     (root / "tests").mkdir(parents=True)
     (root / "tests" / "__init__.py").write_text("", encoding="utf-8")
     for stem, names in files.items():
