@@ -271,7 +271,7 @@ class ShardsTest(PruneCase):
         self.assertEqual(out.splitlines()[0], f"fixtures/{ORPHAN}")
         self.assertEqual(
             out.splitlines()[2].split(": complete ")[1],
-            "(every one of the 4 tests passed, across 2 processes)",
+            "(every one of the 4 collected tests passed, across 2 processes)",
         )
         self.assertIn(f"based on run {run}, ", out)
         self.assert_every_used_fixture_kept()

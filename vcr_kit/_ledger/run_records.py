@@ -93,9 +93,8 @@ def judge(records: Sequence[Record]) -> tuple[bool, list[str]]:
             f"{len(missing)} of {len(suite)} tests passed in no process of the run "
             f"(first: {missing[0]})",
         ]
-    return True, [
-        f"every one of the {len(suite)} tests passed, across {len(judges)} processes"
-    ]
+    across = "in 1 process" if len(judges) == 1 else f"across {len(judges)} processes"
+    return True, [f"every one of the {len(suite)} collected tests passed, {across}"]
 
 
 def read_runs(folders: Iterable[Path]) -> list[Run]:
