@@ -142,7 +142,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitC
     stopped = bool(session.shouldstop or session.shouldfail)
     tally = _session[0]
     verdict = tally.verdict(int(exitstatus), stopped, worker=workeroutput is not None)
-    runs.set_verdict(verdict, also_in=[*(Path(f) for f in _worker_folders), *_default_folder()])
+    also_in = [Path(f) for f in _worker_folders]
+    if not verdict.complete:  # a shard's part of a union, even if it used no fixture here
+        also_in += _default_folder()
+    runs.set_verdict(verdict, also_in=also_in)
     runs.flush()
     if workeroutput is not None:
         workeroutput[_WORKER_TOTALS] = summary.worker_totals()
@@ -150,8 +153,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitC
 
 
 def _default_folder() -> list[Path]:
-    """The project's default fixtures folder: the record goes there even when this
-    process used none of its fixtures, so a shard that ran only other tests counts."""
+    """The project's default fixtures folder. A partial record goes there even when
+    this process used none of its fixtures, so that a shard which ran only other tests
+    still counts in the union; a complete one never does (it would say that every
+    fixture there went unused, of a folder this run may not own)."""
     try:
         return [load_settings().fixtures_dir]
     except VCRError:

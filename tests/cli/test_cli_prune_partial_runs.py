@@ -277,6 +277,27 @@ class ShardsTest(PruneCase):
         self.assert_every_used_fixture_kept()
         self.assertEqual(self.names(), set(self.used.values()))
 
+    def test_a_shard_that_used_no_fixture_still_counts(self) -> None:
+        (self.root / "tests" / "test_plain.py").write_text(
+            "import unittest\n\n\nclass Plain(unittest.TestCase):\n"
+            "    def test_plain(self):\n        pass\n",
+            encoding="utf-8",
+        )
+        run = "ci-7"
+        self.pytest("-k", "not plain", VCR_RUN_ID=run)
+        with working_dir(self.root):
+            _, out, _ = cli("unused")
+        self.assertIn("based on run 2", out)  # one shard: the earlier complete run
+        self.pytest("-k", "plain", VCR_RUN_ID=run)  # no VCR test: its record still goes
+        with working_dir(self.root):
+            _, out, _ = cli("unused")
+        self.assertIn(
+            f"based on run {run}, finished ", out.splitlines()[2]
+        )
+        self.assertTrue(out.splitlines()[2].endswith(
+            ": complete (every one of the 5 collected tests passed, across 2 processes)"
+        ), out)  # fmt: skip
+
     def test_shards_that_left_a_test_out_are_partial(self) -> None:
         run = "ci-99"
         self.pytest("-k", "test_a", VCR_RUN_ID=run)
