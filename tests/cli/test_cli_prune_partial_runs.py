@@ -91,6 +91,14 @@ class PartialRunsTest(PruneCase):
 
     def test_a_unittest_pattern_is_not_the_whole_suite(self) -> None:
         self.unittest("discover", "-p", "test_a*.py")
+        with working_dir(self.root):
+            _, out, _ = cli("unused")
+        self.assertRegex(
+            out.splitlines()[3],
+            r"^vcr_kit: not complete, so only what it used is kept: run \S+, finished "
+            r"[-\d: ]+, 'python -m unittest' discover -p 'test_a\*\.py' \(the pattern "
+            r"'test_a\*\.py' was given \(not 'test\*\.py'\)\)$",
+        )
         self.assert_partial("the pattern 'test_a*.py' was given (not 'test*.py')")
 
     def test_pytest_ignore_is_not_the_whole_suite(self) -> None:

@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"debris  {display_path(item.path)} ({item.what}, {size(item.size)})")
     status = 1 if found.unknown else 0
     if found.runs:
-        print("\n".join(describe_runs(found.runs)))
+        print("\n".join(describe_runs(found.runs, found.later)))
     if not doomed:
         print("vcr_kit: nothing to prune")
         return status

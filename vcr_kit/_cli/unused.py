@@ -19,6 +19,7 @@ import argparse
 import os
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,6 +46,8 @@ class Unused:
     unknown: list[tuple[Path, str]] = field(default_factory=list)
     #: The complete runs the listing is based on.
     runs: list[Run] = field(default_factory=list)
+    #: Partial runs after those: what they used is kept; they are no basis.
+    later: list[Run] = field(default_factory=list)
 
 
 def find_unused(root: Path) -> Unused:
@@ -66,6 +69,7 @@ def find_unused(root: Path) -> Unused:
             continue
         if run not in found.runs:
             found.runs.append(run)
+        found.later += [r for r in later if r not in found.later]
         keep = set(run.used[folder]).union(*(r.used[folder] for r in later))
         for path in paths:
             found.checked += 1
@@ -99,11 +103,18 @@ def explain_unknown(unknown: list[tuple[Path, str]]) -> None:
         )
 
 
-def describe_runs(runs: list[Run]) -> list[str]:
-    """One line per run a listing is based on."""
+def describe_runs(runs: Sequence[Run], later: Sequence[Run] = ()) -> list[str]:
+    """One line per run a listing is based on, then one per later partial run."""
     return [
-        f"vcr_kit: based on {describe(run)}: complete ({'; '.join(run.why)})"
-        for run in sorted(runs, key=lambda r: r.finished)
+        *(
+            f"vcr_kit: based on {describe(run)}: complete ({'; '.join(run.why)})"
+            for run in sorted(runs, key=lambda r: r.finished)
+        ),
+        *(
+            f"vcr_kit: not complete, so only what it used is kept: {describe(run)} "
+            f"({'; '.join(run.why)})"
+            for run in sorted(later, key=lambda r: r.finished)
+        ),
     ]
 
 
@@ -120,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
             f"vcr_kit: {len(found.files)} of {plural(found.checked, 'fixture')} unused by the "
             "last complete run"
         )
-        print("\n".join(describe_runs(found.runs)))
+        print("\n".join(describe_runs(found.runs, found.later)))
     return 1 if found.unknown else 0
 
 
