@@ -88,7 +88,8 @@ class UnittestArgvTest(unittest.TestCase):
 
     def test_the_default_discovery_is_whole(self) -> None:
         whole = [(), ("-v",), ("discover",), ("discover", "-s", ".", "-p", "test*.py"),
-                 ("-b", "--locals"), ("discover", ".", "test*.py", str(self.here))]  # fmt: skip
+                 ("-b", "--locals"), ("discover", ".", "test*.py", str(self.here)),
+                 ("--durations", "5"), ("discover", "--durations=3", "-t", ".")]  # fmt: skip
         for args in whole:
             with self.subTest(args=args):
                 self.assertEqual(self.scope(*args), Scope())

@@ -275,6 +275,8 @@ def judge_unittest_argv(argv: Sequence[str], cwd: Path | None = None) -> Scope:
 
 
 def _unittest_option(name: str, value: str, here: Path, collection: list[str]) -> None:
+    if name == "--durations":  # output only
+        return
     if name == "-k":
         collection.append(f"-k {value} was given")
     elif name in ("-p", "--pattern"):
