@@ -65,7 +65,6 @@ _PYTEST_FLAGS: Final = frozenset(
         "--cov-branch",
         "--no-cov",
         "--no-cov-on-fail",
-        "--cov",
     }
 )
 #: Options whose value changes only output, warnings, workers, temp folders, coverage.
@@ -100,7 +99,6 @@ _PYTEST_VALUED: Final = frozenset(
         "--dist",
         "--timeout",
         "--randomly-seed",
-        "--cov",
         "--cov-report",
         "--cov-config",
         "--cov-fail-under",
@@ -151,17 +149,14 @@ def judge_pytest_args(args: Sequence[str]) -> Scope:
             collection.append("test paths or node ids were given")
             continue
         if word.startswith("--"):
-            name, has_value, _ = word.partition("=")
-            needs_value = _pytest_long_needs_value(name, has_value == "=")
-            value = ""
+            name, equals, value = word.partition("=")
+            needs_value = _pytest_long_needs_value(name, bool(equals))
             if needs_value is None:
                 collection.append(f"{name} was given (an option vcr_kit does not know)")
                 continue
-            if needs_value and not has_value:
+            if needs_value and not equals:
                 value = words[index] if index < len(words) else ""
                 index += 1
-            else:
-                value = word.partition("=")[2]
             _pytest_option(name, value, collection, selection)
             continue
         index = _pytest_short_cluster(word, words, index, collection, selection)
@@ -176,13 +171,13 @@ def _pytest_long_needs_value(name: str, inline: bool) -> bool | None:
         return inline
     if name in _PYTEST_FLAGS:
         return False
-    if name in _PYTEST_VALUED or name in ("--plugin",):
+    if name in _PYTEST_VALUED:
         return True
     return None
 
 
 def _pytest_option(name: str, value: str, collection: list[str], selection: list[str]) -> None:
-    if name in ("-p", "--plugin"):
+    if name == "-p":
         if value not in _PYTEST_PLUGINS:
             collection.append(f"-p {value} was given (a plugin may change what is collected)")
     elif name in _PYTEST_SELECTING:
