@@ -9,15 +9,20 @@ are left alone.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from ._core.config import extra_pytest_args, load_settings
+from ._core.run_scope import Scope, judge_pytest_args
+from ._integrations.pytest_run import SessionTally
 from ._integrations.session import vcr_session
 from ._ledger import journal as _journal
 from ._ledger import runs, summary
+from .errors import VCRError
 
 _JOURNAL = pytest.StashKey[_journal.Journal]()
 
@@ -54,76 +59,105 @@ def vcr(request: pytest.FixtureRequest) -> Iterator[_journal.Journal]:
 
 
 # -- the run record and the summary -------------------------------------------------
-# A run is complete (and may drive `vcr_kit prune`) only when the whole suite was
-# selected, collected without error, and passed: see vcr_kit._ledger.runs.
+# A run is complete (and may drive `vcr_kit prune`) only on positive evidence: the
+# arguments leave the suite whole and every collected test passed. See
+# vcr_kit._integrations.pytest_run and vcr_kit._ledger.run_records.
 
-_SELECTION = "vcr_kit_selection"
+_SCOPE = "vcr_kit_scope"
+_SUITE = "vcr_kit_suite"
 _WORKER_TOTALS = "vcr_kit_totals"
-#: What this session saw that makes it a part of the suite (pytest_collectreport and
-#: pytest_deselected get no session to stash it on; one session per process).
-_partial: list[str] = []
+#: This process's session (one per process; the collect and deselect hooks get none).
+_session = [SessionTally()]
 _worker_folders: set[str] = set()
 
 
-def _selection(config: pytest.Config) -> list[str]:
-    """Why this session does not select the whole suite (empty: it does)."""
+def _arguments(config: pytest.Config) -> list[str]:
+    """Every argument pytest was given: the ini's ``addopts``, ``PYTEST_ADDOPTS``, the
+    command line (pytest reads them in this order)."""
+    addopts = config.getini("addopts")
+    return [
+        *(addopts if isinstance(addopts, list) else shlex.split(str(addopts))),
+        *shlex.split(extra_pytest_args()),
+        *config.invocation_params.args,
+    ]
+
+
+def _scope(config: pytest.Config) -> Scope | None:
+    """An xdist worker's scope, as its controller judged it (None: not a worker)."""
     workerinput = getattr(config, "workerinput", None)
-    if workerinput is not None:  # an xdist worker: its args are the controller's, resolved
-        return list(workerinput.get(_SELECTION, []))
-    reasons = []
-    if config.args_source is pytest.Config.ArgsSource.ARGS:
-        reasons.append("test paths or node ids were given")
-    if config.getoption("keyword", ""):
-        reasons.append("-k was given")
-    if config.getoption("markexpr", ""):
-        reasons.append("-m was given")
-    if config.getoption("lf", False):
-        reasons.append("--lf was given")
-    return reasons
+    if workerinput is None:
+        return None
+    collection, selection = workerinput.get(_SCOPE, (["no scope from the controller"], []))
+    return Scope(tuple(collection), tuple(selection))
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
     """xdist controller: tell each worker what the command line selected."""
-    node.workerinput[_SELECTION] = _selection(node.config)
+    scope = judge_pytest_args(_arguments(node.config))
+    node.workerinput[_SCOPE] = (list(scope.collection), list(scope.selection))
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    _partial.clear()
+    _session[0] = SessionTally.start(_arguments(session.config), _scope(session.config))
     _worker_folders.clear()
     runs.run_id()  # set before xdist starts its workers, which inherit it
 
 
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> Iterator[None]:
+    """The suite as collected, before -k, -m, --deselect or a shard plugin chose."""
+    _session[0].collected(item.nodeid for item in items)
+    yield
+
+
 def pytest_collectreport(report: pytest.CollectReport) -> None:
-    if report.failed and "collection failed" not in _partial:
-        _partial.append("collection failed")
+    _session[0].collect_report(report.nodeid, report.failed, report.skipped)
 
 
 def pytest_deselected(items: list[pytest.Item]) -> None:
-    if items and "tests were deselected" not in _partial:
-        _partial.append("tests were deselected")
+    _session[0].deselected += len(items)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _session[0].test_report(report.nodeid, report.when, report.passed, report.skipped)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: Any, error: Any) -> None:
-    """xdist controller: count a finished worker in the one summary line."""
-    totals = getattr(node, "workeroutput", {}).get(_WORKER_TOTALS)
+    """xdist controller: a worker's totals for the summary line, and its suite."""
+    output = getattr(node, "workeroutput", {})
+    totals = output.get(_WORKER_TOTALS)
     if totals:
         summary.add_worker_totals(totals)
         _worker_folders.update(totals.get("folders", []))
+    _session[0].worker_suite(output.get(_SUITE))
+    if error:
+        _session[0].crashed_workers.append(str(getattr(node, "gateway", node).id))
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitCode) -> None:
     config = session.config
-    reasons = [*_selection(config), *_partial]
-    if session.shouldstop or session.shouldfail:
-        reasons.append("the session stopped early")
-    if int(exitstatus) != 0:
-        reasons.append(f"pytest exited with status {int(exitstatus)}")
-    complete = not reasons
-    why = "the whole suite passed under pytest" if complete else "; ".join(reasons)
-    runs.set_verdict(complete, why, also_in=[Path(f) for f in _worker_folders])
-    runs.flush()
     workeroutput = getattr(config, "workeroutput", None)
+    stopped = bool(session.shouldstop or session.shouldfail)
+    tally = _session[0]
+    verdict = tally.verdict(int(exitstatus), stopped, worker=workeroutput is not None)
+    also_in = [Path(f) for f in _worker_folders]
+    if not verdict.complete:  # a shard's part of a union, even if it used no fixture here
+        also_in += _default_folder()
+    runs.set_verdict(verdict, also_in=also_in)
+    runs.flush()
     if workeroutput is not None:
         workeroutput[_WORKER_TOTALS] = summary.worker_totals()
+        workeroutput[_SUITE] = tally.suite
+
+
+def _default_folder() -> list[Path]:
+    """The project's default fixtures folder. A partial record goes there even when
+    this process used none of its fixtures, so that a shard which ran only other tests
+    still counts in the union; a complete one never does (it would say that every
+    fixture there went unused, of a folder this run may not own)."""
+    try:
+        return [load_settings().fixtures_dir]
+    except VCRError:
+        return []

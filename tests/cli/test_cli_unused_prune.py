@@ -40,10 +40,13 @@ class UnusedAfterARerecordTest(unittest.TestCase):
         self.assertEqual((status, err), (0, ""), out)
         lines = out.splitlines()
         self.assertEqual(lines[0], f"fixtures/{old}")
+        self.assertEqual(lines[1], "vcr_kit: 1 of 3 fixtures unused by the last complete run")
         self.assertRegex(
-            lines[1], r"^vcr_kit: 1 of 3 fixtures unused by the last complete run \(run \S+, "
+            lines[2],
+            r"^vcr_kit: based on run \S+, finished [-\d: ]+, pytest -q -p no:cacheprovider: "
+            r"complete \(every one of the 2 collected tests passed\)$",
         )
-        self.assertEqual(len(lines), 2)
+        self.assertEqual(len(lines), 3)
 
         with working_dir(self.root):
             status, out, _ = cli("prune", "--dry-run")
@@ -54,8 +57,9 @@ class UnusedAfterARerecordTest(unittest.TestCase):
         with working_dir(self.root):
             status, out, _ = cli("prune", "--yes")
         self.assertEqual(status, 0, out)
-        self.assertEqual(
-            out.splitlines()[-1], "vcr_kit: deleted 1 unused fixture and 0 debris files"
+        self.assertRegex(
+            out.splitlines()[-1],
+            r"^vcr_kit: moved 1 unused fixture and 0 debris files to fixtures/\.trash/\S+/ ",
         )
         self.assertNotIn(old, self.names())
         self.assertEqual(len(self.names()), 2)
@@ -69,11 +73,13 @@ class UnusedAfterARerecordTest(unittest.TestCase):
         with working_dir(self.root):
             status, out, err = cli("unused")
         self.assertEqual((status, out), (1, ""))
-        self.assertEqual(
+        self.assertRegex(
             err,
-            "vcr_kit: no complete run recorded for fixtures/ (the last run is not complete: "
-            "-k was given; tests were deselected); run the whole suite once (pytest with no "
-            "selection, or python -m unittest)\n",
+            r"^vcr_kit: no complete run recorded for fixtures/ \(the last run is not complete: "
+            r"-k was given; 1 test was deselected; 1 of 2 tests passed in no process of the "
+            r"run \(first: tests/test_ask.py::test_farewell\) \[run \S+, finished [-\d: ]+, "
+            r"pytest -q -p no:cacheprovider -k greeting\]\); run the whole suite once \(pytest "
+            r"with no selection, or python -m unittest\)\n$",
         )
         self.pytest("tests/test_ask.py::test_farewell")
         with working_dir(self.root):

@@ -99,3 +99,87 @@ def run_pytest(root: Path, url: str, *args: str, **env: str) -> Any:
         env=environ,
         timeout=300,
     )
+
+
+SUITE_HEAD = '''
+import os
+import unittest
+
+import anthropic
+
+from vcr_kit import VCRTestCase
+
+SKIP = os.environ.get("SKIP_TESTS", "").split(",")
+FAIL = os.environ.get("FAIL_TESTS", "").split(",")
+STOP = os.environ.get("INTERRUPT_TESTS", "").split(",")
+SKIP_FILES = os.environ.get("SKIP_FILES", "").split(",")
+
+
+def ask(prompt):
+    client = anthropic.Anthropic(base_url=os.environ["LOOPBACK_URL"], max_retries=0)
+    reply = client.messages.create(
+        model="claude-opus-4-7", max_tokens=64, messages=[{"role": "user", "content": prompt}]
+    )
+    return reply.content[0].text
+
+
+class Suite(VCRTestCase):
+    @classmethod
+    def setUpClass(cls):
+        if __name__.rpartition(".")[2].removeprefix("test_") in SKIP_FILES:
+            raise unittest.SkipTest("SKIP_FILES names " + __name__)
+
+    def check(self, name):
+        if name in FAIL:
+            self.fail("FAIL_TESTS names " + name)
+        if name in STOP:
+            raise KeyboardInterrupt(name)  # as Ctrl-C would
+        self.assertEqual(ask("Ask for " + name), "Echo: Ask for " + name)
+'''
+
+SUITE_TEST = '''
+    @unittest.skipIf({name!r} in SKIP, "SKIP_TESTS names {name}")
+    def test_{name}(self):
+        self.check({name!r})
+'''
+
+
+def make_suite_project(root: Path, files: dict[str, list[str]]) -> Path:
+    """A project of ``VCRTestCase`` tests that both pytest and ``python -m unittest``
+    run whole: ``tests/test_<file>.py`` holds a test per name, each asking the API
+    one question of its own (so each has its own fixture). ``SKIP_TESTS``,
+    ``FAIL_TESTS`` and ``INTERRUPT_TESTS`` (comma-separated names) skip a test with
+    ``skipIf``, fail it, or raise ``KeyboardInterrupt`` in it, before it asks;
+    ``SKIP_FILES`` (file stems) skips a file's tests in ``setUpClass``. Returns the
+    fixtures folder."""
+    (root / "tests").mkdir(parents=True)
+    (root / "tests" / "__init__.py").write_text("", encoding="utf-8")
+    for stem, names in files.items():
+        body = SUITE_HEAD + "".join(SUITE_TEST.format(name=name) for name in names)
+        (root / "tests" / f"test_{stem}.py").write_text(body, encoding="utf-8")
+    (root / "setup.py").write_text("", encoding="utf-8")  # the project's root marker
+    return root / "fixtures"
+
+
+def run_unittest(root: Path, url: str, *args: str, **env: str) -> Any:
+    """``python -m unittest ARGS`` in ``root``, in a new process, as a developer would."""
+    environ = environ_without_vcr()
+    environ.update(
+        {
+            "LOOPBACK_URL": url,
+            "ANTHROPIC_API_KEY": KEY,
+            "VCR_FIXTURES_DIR": str(root / "fixtures"),
+            **env,
+        }
+    )
+    return run_captured(
+        [sys.executable, "-m", "unittest", *args], cwd=root, env=environ, timeout=300
+    )
+
+
+def fixture_asking(folder: Path, name: str) -> Path:
+    """The fixture whose request asks for test ``name``'s answer."""
+    for path in folder.glob("*.json"):
+        if f'"Ask for {name}"' in path.read_text(encoding="utf-8"):
+            return path
+    raise AssertionError(f"no fixture asks for {name}")

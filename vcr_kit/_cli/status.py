@@ -16,7 +16,7 @@ from typing import Any, Final
 from .._core.paths import display_path
 from .._store.scan import Fixture, debris, scan
 from ._common import add_folder, folder_of, plural, size
-from .unused import describe_runs, find_unused
+from .unused import describe, find_unused
 
 NAME = "status"
 HELP = "counts and sizes by kind, endpoint and model; unused fixtures; debris"
@@ -91,7 +91,8 @@ def report(folder: Path, fixtures: list[Fixture], largest: int) -> tuple[list[st
     if found.runs:
         lines.append(
             f"  unused: {len(found.files)} not used by the last complete run "
-            f"({describe_runs(found.runs)}){'; vcr_kit unused lists them' if found.files else ''}"
+            f"({'; '.join(describe(run) for run in found.runs)})"
+            f"{'; vcr_kit unused lists them' if found.files else ''}"
         )
     for unknown, why in found.unknown:
         lines.append(f"  unused: unknown for {display_path(unknown)}/ ({why})")
@@ -99,7 +100,7 @@ def report(folder: Path, fixtures: list[Fixture], largest: int) -> tuple[list[st
     if junk:
         lines.append(
             f"  debris: {plural(len(junk), 'file')}, {size(sum(d.size for d in junk))} "
-            "(vcr_kit prune removes them)"
+            "(vcr_kit prune moves them to the trash)"
         )
         lines.extend(f"    {d.describe()}" for d in junk)
     else:

@@ -1,6 +1,7 @@
 """The one place that reads vcr_kit's environment variables (``VCR_*``, ``FORCE_VCR``,
 ``CI``), and the variables of other tools that change what vcr_kit does
-(``ANTHROPIC_BASE_URL``, ``TOX_ENV_NAME``, ``PYTEST_XDIST_WORKER``).
+(``ANTHROPIC_BASE_URL``, ``TOX_ENV_NAME``, ``PYTEST_XDIST_WORKER``,
+``PYTEST_ADDOPTS``).
 
 ``.env`` is loaded once per process with python-dotenv (it never overrides a
 variable that is already set); the environment itself is read on every call,
@@ -32,6 +33,7 @@ __all__ = [
     "allowed_secrets",
     "base_url",
     "base_url_set_to",
+    "extra_pytest_args",
     "host_variables",
     "in_tox",
     "in_xdist_worker",
@@ -378,3 +380,8 @@ def _parse_allowed(text: str) -> AllowedSecrets:
         elif entry:
             values.add(entry.encode("utf-8"))
     return AllowedSecrets(frozenset(values), tuple(patterns))
+
+
+def extra_pytest_args() -> str:
+    """``PYTEST_ADDOPTS``: pytest's extra arguments, judged with the command line."""
+    return os.environ.get("PYTEST_ADDOPTS", "")

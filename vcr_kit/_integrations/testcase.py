@@ -23,6 +23,7 @@ from .._core.paths import display_path
 from .._ledger import journal as _journal
 from .._seams.transport import async_client, client
 from .session import vcr_session
+from .unittest_run import judged_test
 
 if TYPE_CHECKING:  # aliased: the mixin's `anthropic` property would shadow the module
     import anthropic as sdk
@@ -49,7 +50,7 @@ class VCRMixin:
     _vcr_clients: dict[str, Any]
 
     def run(self, result: unittest.TestResult | None = None) -> unittest.TestResult | None:
-        with self._vcr_session():
+        with judged_test(result), self._vcr_session():
             return super().run(result)  # type: ignore[misc, no-any-return]
 
     @contextmanager

@@ -1,0 +1,48 @@
+"""The trash of ``vcr_kit prune`` (vcr_kit._store.trash), on real files."""
+
+from __future__ import annotations
+
+import unittest
+
+from tests.support.env import temp_dir
+from vcr_kit._store import trash
+
+
+class TrashTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.root = temp_dir(self)
+        (self.root / "sub").mkdir()
+        for name in ("a.json", "b.json", "sub/c.json"):
+            (self.root / name).write_text(name, encoding="utf-8")
+
+    def test_undo_goes_back_one_prune_at_a_time(self) -> None:
+        first = trash.move_to_trash(self.root, [self.root / "a.json", self.root / "sub/c.json"])
+        second = trash.move_to_trash(self.root, [self.root / "b.json"])
+        self.assertEqual(trash.batches(self.root), [first, second])
+        kept = sorted(p.name for p in self.root.rglob("*.json"))
+        self.assertEqual(kept, ["a.json", "b.json", "c.json"])  # in the trash, too
+        self.assertFalse((self.root / "b.json").exists())
+
+        self.assertEqual(trash.restore(self.root, second).restored, [self.root / "b.json"])
+        self.assertEqual(trash.batches(self.root), [first])
+        done = trash.restore(self.root, first)
+        self.assertEqual(done.restored, [self.root / "a.json", self.root / "sub/c.json"])
+        self.assertEqual((self.root / "sub/c.json").read_text(encoding="utf-8"), "sub/c.json")
+        self.assertEqual(trash.batches(self.root), [])
+
+    def test_a_file_with_the_same_bytes_in_place_is_not_kept_twice(self) -> None:
+        batch = trash.move_to_trash(self.root, [self.root / "a.json"])
+        (self.root / "a.json").write_text("a.json", encoding="utf-8")  # re-recorded, same
+        done = trash.restore(self.root, batch)
+        self.assertEqual((done.restored, done.kept), ([], []))
+        self.assertEqual(trash.batches(self.root), [])
+
+    def test_empty_deletes_every_prune(self) -> None:
+        trash.move_to_trash(self.root, [self.root / "a.json"])
+        trash.move_to_trash(self.root, [self.root / "b.json", self.root / "gone.json"])
+        self.assertEqual(trash.empty(self.root), 2)
+        self.assertFalse((self.root / trash.TRASH_FOLDER).exists())
+
+
+if __name__ == "__main__":
+    unittest.main()

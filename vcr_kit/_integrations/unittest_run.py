@@ -1,0 +1,121 @@
+"""The verdict of a unittest run for the run record (``vcr_kit prune``).
+
+unittest has no collection hook, so the evidence is what ``VCRMixin.run`` sees:
+the command line (``python -m unittest`` with the default start folder and
+pattern, no test names, ``-k`` or ``-f``: ``_core.run_scope``), and the results
+its tests were run with: nothing failed, errored, was skipped (a ``skipIf``, a
+``SkipTest`` in ``setUpClass``), failed as expected, or stopped the run. A test
+that never returned (an interruption) makes the run partial too. Judged when the
+record is written, at the end of the process, when the results are final.
+
+``python -m unittest`` runs ``TestCase`` classes only: in a project set up for
+pytest (``conftest.py``, ``pytest.ini``, a ``[tool.pytest...]`` section) it may not
+see the tests written for pytest, so such a run is partial unless
+``VCR_RUN_COMPLETE=1`` says it is the whole suite.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import threading
+import unittest
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Final
+
+from .._core.run_scope import judge_unittest_argv
+from .._ledger import runs
+
+__all__ = ["judged_test"]
+
+_PYTEST_CONFIGS: Final = (
+    ("pytest.ini", ""),
+    ("conftest.py", ""),
+    ("pyproject.toml", "[tool.pytest"),
+    ("setup.cfg", "[tool:pytest]"),
+    ("tox.ini", "[pytest]"),
+)
+_VOUCHING_WORDS: Final = frozenset({"1", "true", "yes"})
+
+_lock = threading.Lock()
+_results: list[unittest.TestResult] = []
+_running = [0]
+_interrupted = [False]
+_outside_runner = [False]
+
+
+@contextmanager
+def judged_test(result: unittest.TestResult | None) -> Iterator[None]:
+    """Around one test's ``run(result)``: remember its result, and whether it returned."""
+    with _lock:
+        if not isinstance(result, unittest.TestResult):
+            # pytest's unittest support passes its own object (and judges the run
+            # itself); None: a test run by hand, outside any runner.
+            _outside_runner[0] = _outside_runner[0] or result is None
+        elif not any(seen is result for seen in _results):
+            _results.append(result)
+        _running[0] += 1
+    runs.add_judge(verdict)
+    try:
+        yield
+    except BaseException:
+        _interrupted[0] = True
+        raise
+    finally:
+        with _lock:
+            _running[0] -= 1
+
+
+def verdict(explicit: str) -> runs.Verdict:
+    """This process's verdict (``explicit``: ``VCR_RUN_COMPLETE``, lower-cased)."""
+    reasons = []
+    if explicit not in _VOUCHING_WORDS:
+        scope = judge_unittest_argv(sys.argv)
+        reasons += [*scope.collection, *scope.selection]
+        if not reasons:
+            reasons += _pytest_project(Path.cwd())
+    with _lock:
+        if _interrupted[0] or _running[0]:
+            reasons.append("the run was interrupted")
+        if _outside_runner[0]:
+            reasons.append("a test was run outside a test runner")
+        for result in _results:
+            reasons += _result_problems(result)
+    reasons = list(dict.fromkeys(reasons))
+    why = "; ".join(reasons) or "every test of python -m unittest passed"
+    return runs.Verdict(not reasons, why, "unittest", shlex.join(sys.argv))
+
+
+def _result_problems(result: unittest.TestResult) -> list[str]:
+    found = []
+    if result.shouldStop:
+        found.append("the run stopped early")
+    failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
+    if failed:
+        found.append(f"{_count(failed)} failed or errored")
+    if result.skipped:
+        found.append(f"{_count(len(result.skipped))} skipped")
+    if result.expectedFailures:
+        expected = _count(len(result.expectedFailures))
+        found.append(f"{expected} failed as expected (stopped part way)")
+    return found
+
+
+def _pytest_project(folder: Path) -> list[str]:
+    for name, section in _PYTEST_CONFIGS:
+        path = folder / name
+        try:
+            if path.is_file() and (not section or section in path.read_text("utf-8", "replace")):
+                return [
+                    f"the project is set up for pytest ({name}): python -m unittest may not run "
+                    f"all its tests (set {runs.COMPLETE_VAR}=1 if it does)"
+                ]
+        except OSError:
+            continue
+    return []
+
+
+def _count(count: int) -> str:
+    return f"{count} test{'' if count == 1 else 's'}"
