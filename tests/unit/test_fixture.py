@@ -27,7 +27,6 @@ from vcr_kit import (
     FixtureCorruptError,
     FixtureMissingError,
     FixtureValueError,
-    FixtureWriteError,
     SecretLeakError,
     fixture,
 )
