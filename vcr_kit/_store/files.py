@@ -73,6 +73,12 @@ def read_document(path: Path) -> Document | None:
         return None
     except PermissionError as exc:
         raise _refused(path, exc) from None
+    except OSError as exc:  # a loop of links, an I/O error: the file's, said as such
+        raise FixtureCorruptError(
+            f"Fixture {display_path(path)} cannot be read: {exc.strerror or exc}. "
+            "Delete it, or re-record it with VCR_MODE=record.",
+            path,
+        ) from None
     return parse_document(data, path)
 
 
