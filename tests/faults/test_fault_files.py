@@ -295,6 +295,28 @@ class OddFilesTest(unittest.TestCase):
         done = self.child("-c", script, str(self.folder))
         self.assertEqual((done.stdout, done.stderr), (message + "\n", ""))
 
+    @unittest.skipUnless(os.path.exists("/dev/zero"), "needs /dev/zero")
+    def test_a_link_to_a_device_is_refused_not_read(self) -> None:
+        link = self.folder / fixture_name({"q": 1}, "answer")
+        link.symlink_to("/dev/zero")  # endless: on main read until memory ran out
+        script = textwrap.dedent(
+            """
+            import resource, sys, vcr_kit
+            resource.setrlimit(resource.RLIMIT_AS, (2 * 1024**3, 2 * 1024**3))
+            try:
+                vcr_kit.fixture({"q": 1}, "answer", mode="replay", fixtures_dir=sys.argv[1]).play(
+                    lambda: 1
+                )
+            except vcr_kit.FixtureCorruptError as exc:
+                print(exc)
+            """
+        )
+        done = self.child("-c", script, str(self.folder))
+        self.assertEqual(
+            (done.stdout, done.stderr),
+            (f"Fixture {link} is a device, not a file. Remove it.\n", ""),
+        )
+
     def test_a_fixture_larger_than_any_fixture_is_not_read(self) -> None:
         path = self.folder / fixture_name({"q": 1}, "answer")
         with open(path, "wb") as handle:  # sparse: costs no disk, and is never read
@@ -480,6 +502,17 @@ class FixturesFolderSettingTest(unittest.TestCase):
         self.assertEqual(json.loads(first), [["ConfigError", message]] * 2, done.stderr)
         self.assertEqual((rest, done.stderr), ("", f"vcr_kit: {message}\n"))
         self.assertEqual(done.returncode, 2)
+        # A folder below, not the fixtures folder itself: check says so, in one line.
+        os.chmod(folder, 0o755)
+        sub = folder / "sub"
+        record_generic(sub, {"q": 1}, {"a": 1})
+        os.chmod(sub, 0o000)
+        self.addCleanup(os.chmod, sub, 0o755)
+        done = run_captured([sys.executable, "-W", "error", "-c", script, str(folder), str(warm)],
+                            cwd=ROOT, env=dict(environ_without_vcr(), VCR_REPORT="0"),
+                            timeout=CHILD_TIMEOUT)
+        self.assertEqual(done.returncode, 1, done.stderr)
+        self.assertEqual(done.stderr, f"vcr_kit: {sub}: Permission denied\n")
 
 
 if __name__ == "__main__":
