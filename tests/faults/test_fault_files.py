@@ -20,6 +20,7 @@ from __future__ import annotations
 import http.server
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -35,7 +36,13 @@ import anthropic
 import vcr_kit
 from tests.faults.test_fault_errors import ThreeClientsTestCase
 from tests.support.cli_support import cli
-from tests.support.env import environ_without_vcr, patch_env, run_captured, temp_dir
+from tests.support.env import (
+    environ_without_vcr,
+    patch_env,
+    run_captured,
+    temp_dir,
+    working_dir,
+)
 from tests.support.loopback_case import create
 from tests.support.sdk_scenarios import MODEL, recording_key
 from vcr_kit._core.keys import fixture_name, http_name
@@ -172,6 +179,32 @@ class CopiedCassetteFixtureTest(unittest.TestCase):
             with self.assertRaises(vcr_kit.FixtureCorruptError) as caught:
                 c.play(lambda: None)
         self.assertEqual(str(caught.exception), copied_message(c.path, original.name))
+
+    def test_a_token_count_replays_on_another_machine_and_run(self) -> None:
+        # Its name is keyed with machine and moment folded away (cwd, its slug, UUIDs,
+        # timestamps) while the file keeps the request as sent: the stored request
+        # differs from the live one, and must still be judged by its name.
+        def messages(cwd: Path, session: str, when: str) -> list[dict[str, str]]:
+            slug = re.sub(r"[^A-Za-z0-9]", "-", str(cwd))
+            text = f"Project {cwd}, memory in ~/.claude/projects/{slug}, {session} at {when}"
+            return [{"role": "user", "content": text}]
+
+        first, second = temp_dir(self) / "alice-project", temp_dir(self) / "bob-work"
+        first.mkdir()
+        second.mkdir()
+        with working_dir(first):
+            with vcr_kit.token_count_cassette(
+                messages(first, "0b7f9d3e-1c2a-4e5f-8a9b-0c1d2e3f4a5b", "2025-01-01T10:00:00Z"),
+                mode="record", fixtures_dir=self.folder,
+            ) as c:
+                c.play(lambda: anthropic.types.MessageTokensCount(input_tokens=12))
+        with working_dir(second):
+            with vcr_kit.token_count_cassette(
+                messages(second, "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d", "2026-06-30T23:59:59Z"),
+                mode="replay", fixtures_dir=self.folder,
+            ) as c:
+                self.assertEqual(c.play(lambda: None).input_tokens, 12)
+        self.assertEqual(cli("check", str(self.folder))[0], 0)
 
     def test_check_reports_every_copy(self) -> None:
         first = record_generic(self.folder, {"q": 0}, {"a": 0})
