@@ -16,7 +16,7 @@ from .._core.paths import display_path
 from .._store.files import read_document
 from ..errors import VCRError
 
-_MAX_CANDIDATES: Final = 200
+_MAX_CANDIDATES: Final = 500
 #: A request of a few MB (a long prompt, a document) is a fair candidate; a larger file
 #: is skipped, and the hint reads no more than this in all.
 _MAX_CANDIDATE_BYTES: Final = 8 * 1024 * 1024
