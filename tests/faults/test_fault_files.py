@@ -141,6 +141,19 @@ class CopiedCassetteFixtureTest(unittest.TestCase):
         self.assertEqual(caught.exception.path, second)
         self.assertEqual(replay_generic(self.folder, {"q": 1}), {"a": 1})  # the original
 
+    def test_a_fixture_without_its_request_is_refused(self) -> None:
+        path = record_generic(self.folder, {"q": 1}, {"a": 1})
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        del doc["request"]
+        path.write_text(json.dumps(doc), encoding="utf-8")
+        with self.assertRaises(vcr_kit.FixtureCorruptError) as caught:
+            replay_generic(self.folder, {"q": 1})
+        self.assertEqual(
+            str(caught.exception),
+            f"Fixture {path} holds no request that can be named, so nothing says it answers "
+            "this one. Delete it and record again.",
+        )
+
     def test_a_renamed_message_cassette_is_refused(self) -> None:
         def answer() -> Any:
             return {"text": "hello"}
