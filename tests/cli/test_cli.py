@@ -13,6 +13,7 @@ from pathlib import Path
 import vcr_kit
 from tests.support.env import patch_env, temp_dir
 from vcr_kit._cli import main
+from vcr_kit._core.keys import fixture_name
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,7 +41,7 @@ class CheckTest(unittest.TestCase):
             f.play(lambda: {"answer": 42})
         torn = self.folder / "torn-000000000000.json"
         torn.write_text('{"vcr_kit_format": 1, "resp', encoding="utf-8")
-        leaky = self.folder / "sub" / "leaky-000000000000.json"
+        leaky = self.folder / "sub" / fixture_name({}, "leaky")  # named for its request
         leaky.parent.mkdir()
         key = "sk-ant-api03-" + "x" * 40
         leaky.write_text(

@@ -27,7 +27,6 @@ from vcr_kit import (
     FixtureCorruptError,
     FixtureMissingError,
     FixtureValueError,
-    FixtureWriteError,
     SecretLeakError,
     fixture,
 )
@@ -444,14 +443,14 @@ class WriteErrorTest(FixtureTestCase):
         blocker.write_text("x", encoding="utf-8")
         folder = blocker / "fixtures"
         fn = Counter("v")
-        with self.assertRaises(FixtureWriteError) as caught:
+        with self.assertRaises(ConfigError) as caught:  # the setting is wrong (issue 15)
             fixture(QUESTION, "answer", mode="auto", fixtures_dir=folder).play(fn)
         self.assertEqual(
             str(caught.exception),
-            f"Cannot create the lock folder {folder / LOCK_FOLDER}: Not a directory. Make the "
-            "fixtures folder writable or set VCR_FIXTURES_DIR.",
+            f"The fixtures folder {folder} cannot be made: {blocker} is a file, not a folder. "
+            "Set VCR_FIXTURES_DIR (or fixtures_dir=) to a folder.",
         )
-        self.assertEqual(caught.exception.path, folder / self.expected_path.name)
+        self.assertEqual(caught.exception.path, folder)
         self.assertEqual(fn.calls, 0)
         self.assertEqual(os.listdir(self.tmp), ["a-file"])
 

@@ -15,6 +15,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from ..errors import VCRError
 from . import check, diff, prune, rekey, show, status, unused
 from ._common import Command, fail
 
@@ -67,6 +68,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except KeyboardInterrupt:
         return 130
+    except VCRError as exc:  # a setting vcr_kit refuses (VCR_MODE=nonsense): its own words
+        return fail(exc.message)
     except OSError as exc:  # a folder that vanished, a disk error: one line, no traceback
         return fail(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": "))
     return status

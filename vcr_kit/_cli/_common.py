@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Protocol
 
 from .._core.paths import display_path
+from .._store.files import unusable_folder
 
 
 class Command(Protocol):
@@ -41,6 +42,10 @@ def folder_of(args: argparse.Namespace) -> Path | None:
         folder = load_settings().fixtures_dir
     if not folder.is_dir():
         print(f"vcr_kit: {display_path(folder)} is not a folder", file=sys.stderr)
+        return None
+    unusable = unusable_folder(folder)  # one vcr_kit cannot read
+    if unusable is not None:
+        print(f"vcr_kit: {unusable.message}", file=sys.stderr)
         return None
     return folder
 

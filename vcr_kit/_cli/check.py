@@ -16,6 +16,7 @@ from pathlib import Path
 from .._core.keys import validate_name
 from .._core.paths import display_path
 from .._core.schema import problems
+from .._store.files import read_fixture_bytes
 from .._store.scan import Fixture, debris, scan
 from .._store.secrets import find_secret
 from ..errors import VCRError
@@ -39,8 +40,10 @@ def fixture_problems(fixture: Fixture) -> list[str]:
     except VCRError as exc:
         found.append(exc.message)
     found.extend(problems(fixture.doc, fixture.name))
-    try:
-        data = fixture.path.read_bytes()
+    try:  # read again (the scan keeps documents, not bytes), as carefully as the first time
+        data = read_fixture_bytes(fixture.path)
+    except VCRError as exc:
+        return [*found, exc.message]
     except OSError as exc:
         return [*found, f"cannot be read: {exc.strerror or exc}"]
     secret = find_secret(data, document=fixture.doc)

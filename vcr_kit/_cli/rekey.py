@@ -25,6 +25,7 @@ from .._core.schema import CannotRekey, Document, rekeyed
 from .._store.files import mask_request_ids as masked
 from .._store.files import write_document
 from .._store.scan import scan
+from ..errors import VCRError
 from ._common import add_folder, fail, folder_of, plural
 
 NAME = "rekey"
@@ -61,6 +62,20 @@ def _same_answer(a: Document, b: Document) -> bool:
         masked({k: v for k, v in a.items() if k not in strip})
         == masked({k: v for k, v in b.items() if k not in strip})
     )
+
+
+def _move(source: Path, target: Path, doc: Document, dry_run: bool) -> str | None:
+    """Write ``doc`` at ``target`` and remove ``source``; or why it was refused."""
+    if not dry_run:
+        try:  # the gate every write passes: a key in the file stops this one, not the rest
+            write_document(target, doc)
+        except VCRError as exc:
+            return exc.message
+    verb = "rename" if source != target else "rewrite request of"
+    print(f"{verb}  {display_path(source)} -> {target.name}")
+    if not dry_run and source != target:
+        source.unlink()
+    return None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -106,12 +121,10 @@ def run(args: argparse.Namespace) -> int:
             )
             continue
         if keep_path != target or keep_doc != docs.get(target):
-            verb = "rename" if keep_path != target else "rewrite request of"
-            print(f"{verb}  {display_path(keep_path)} -> {target.name}")
-            if not args.dry_run:
-                write_document(target, keep_doc)
-                if keep_path != target:
-                    keep_path.unlink()
+            refused = _move(keep_path, target, keep_doc, args.dry_run)
+            if refused is not None:
+                problems.append(f"{display_path(keep_path)}: skipped: {refused}")
+                continue
             if keep_path != target:
                 renamed += 1
             else:

@@ -64,7 +64,8 @@ def request_key(request: httpx2.Request) -> tuple[str, dict[str, Any]]:
     path = quoted_tokens(request.url.path)  # GET /v1/messages/batches/<id>
     stored: dict[str, Any] = {"method": request.method, "path": path, "body": body}
     if request.url.query:  # parsed only when there is one (a GET with a limit, say)
-        stored["query"] = sorted(request.url.params.multi_items())
+        # Pairs as lists, as the file holds them: replay compares the two with ``==``.
+        stored["query"] = [list(pair) for pair in sorted(request.url.params.multi_items())]
     for header in _KEYED_HEADERS:
         if header in request.headers:
             stored[header] = request.headers[header]

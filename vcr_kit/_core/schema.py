@@ -24,10 +24,14 @@ __all__ = [
     "FORMAT_KEY",
     "FORMAT_VERSION",
     "KNOWN_FORMATS",
+    "MAX_DEPTH",
     "CannotRekey",
     "Document",
+    "misnamed",
+    "nested_deeper_than",
     "problems",
     "rekeyed",
+    "stored_name",
 ]
 
 #: The field every fixture starts with, and the format this vcr_kit writes.
@@ -36,6 +40,27 @@ FORMAT_VERSION: Final = 1
 KNOWN_FORMATS: Final = frozenset({1})
 
 Document = dict[str, Any]
+
+#: How deep a fixture's JSON may nest. The API's own answers and requests stay within a
+#: few dozen levels; each level is a frame or two in the walks that check, show and
+#: re-key a fixture, so a deeper (hand-made) file is refused instead of overflowing.
+MAX_DEPTH: Final = 200
+
+
+def nested_deeper_than(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether ``value`` (parsed JSON) nests more than ``limit`` levels deep. Walks
+    without recursion, so it answers for any depth."""
+    pending: list[tuple[Any, int]] = [(value, 0)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, dict):
+            item = item.values()
+        elif not isinstance(item, list):
+            continue
+        if depth >= limit:
+            return True
+        pending.extend((child, depth + 1) for child in item if isinstance(child, (dict, list)))
+    return False
 
 
 def problems(doc: Mapping[str, Any], name: str, *, replay: bool = False) -> list[str]:
@@ -61,6 +86,10 @@ def problems(doc: Mapping[str, Any], name: str, *, replay: bool = False) -> list
         return found
     check_usage(doc.get("usage", []), found)
     kind.check(doc.get("request"), doc["response"], name, replay, found)
+    # Whether the file holds the request its name says: asked of a sound file only (a
+    # broken one is reported for what is broken), and by replay itself (``policy``).
+    if not found and not replay and (other := misnamed(doc, name)) is not None:
+        found.append(other)
     return found
 
 
@@ -72,5 +101,33 @@ def rekeyed(doc: Mapping[str, Any], name: str) -> tuple[str, Any]:
     try:
         request = dehydrate_json(doc.get("request"))
         return kind.rekey(request, name), request
-    except (KeyError, TypeError) as exc:
+    except CannotRekey:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise CannotRekey(f"request: {type(exc).__name__} {exc}") from None
+
+
+def stored_name(doc: Mapping[str, Any], name: str) -> str | None:
+    """The file name ``doc``'s stored request has (hashed as it is stored, with no rule
+    applied again: a rule change is ``rekey``'s business), or None if it cannot say."""
+    kind = KINDS.get(doc.get("kind"))  # type: ignore[arg-type]
+    if kind is None or "request" not in doc:
+        return None
+    try:
+        return kind.rekey(doc["request"], name)
+    except (CannotRekey, KeyError, TypeError, ValueError, AttributeError, RecursionError):
+        return None
+
+
+def misnamed(doc: Mapping[str, Any], name: str) -> str | None:
+    """The finding when the file ``name`` holds a request of another name (a copy, a
+    rename, a hand edit), else None. A stored request that cannot be named is the
+    other checks' to report."""
+    other = stored_name(doc, name)
+    if other is None or other == name:
+        return None
+    return (
+        f"name: the stored request is named {other}, not {name}: this file answers another "
+        "request (copied, renamed or edited by hand). Delete it and record again, or rename "
+        "it if it is the right answer"
+    )

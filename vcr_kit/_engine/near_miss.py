@@ -14,8 +14,13 @@ from typing import Any, Final
 
 from .._core.paths import display_path
 from .._store.files import read_document
+from ..errors import VCRError
 
 _MAX_CANDIDATES: Final = 500
+#: A request of a few MB (a long prompt, a document) is a fair candidate; a larger file
+#: is skipped, and the hint reads no more than this in all.
+_MAX_CANDIDATE_BYTES: Final = 8 * 1024 * 1024
+_MAX_TOTAL_BYTES: Final = 64 * 1024 * 1024
 _MAX_DIFF_LINES: Final = 40
 #: A diff line longer than this is cut: a 2 MB prompt is one JSON line, and a miss
 #: message must stay readable (and small) in a terminal and a CI log.
@@ -38,18 +43,39 @@ def _common_prefix(a: str, b: str) -> int:
 
 
 def _candidates(path: Path) -> list[Path]:
-    """Fixtures of the same family: same first message, or same endpoint, or same name."""
+    """Fixtures of the same family: same first message, or same endpoint, or same name.
+
+    Bounded, whatever the folder holds: at most ``_MAX_CANDIDATES`` regular files of at
+    most ``_MAX_CANDIDATE_BYTES`` each and ``_MAX_TOTAL_BYTES`` in all (a hint is not
+    worth reading a 1 GB file, or waiting on a named pipe).
+    """
     stem = path.stem
     family = stem.split("-", 1)[0] + "-" if _is_cassette_name(stem) else _family(stem)
     try:
-        names = sorted(
-            entry.name
+        entries = sorted(
+            (entry.name, entry)
             for entry in os.scandir(path.parent)
-            if entry.name.endswith(".json") and entry.name.startswith(family)
+            if entry.name.endswith(".json")
+            and entry.name.startswith(family)
+            and entry.name != path.name
         )
     except OSError:
         return []
-    return [path.parent / name for name in names[:_MAX_CANDIDATES] if name != path.name]
+    found: list[Path] = []
+    budget = _MAX_TOTAL_BYTES
+    for name, entry in entries:
+        if len(found) == _MAX_CANDIDATES:
+            break
+        try:
+            if not entry.is_file():
+                continue
+            size = entry.stat().st_size
+        except OSError:
+            continue
+        if size <= min(_MAX_CANDIDATE_BYTES, budget):
+            budget -= size
+            found.append(path.parent / name)
+    return found
 
 
 def _canonical(value: Any) -> str:
@@ -64,11 +90,14 @@ def nearest_fixture(path: Path, request: Any = None) -> tuple[Path, Any] | None:
     for candidate in _candidates(path):
         try:
             doc = read_document(candidate)
-        except ValueError:  # a corrupt neighbour is not a hint
+        except (VCRError, OSError, RecursionError):  # a bad neighbour is not a hint
             continue
         if doc is None:
             continue
-        score = _common_prefix(_canonical(doc.get("request")), wanted)
+        try:
+            score = _common_prefix(_canonical(doc.get("request")), wanted)
+        except (ValueError, RecursionError):  # nested too deeply to print
+            continue
         if best is None or score > best[0]:
             best = (score, candidate, doc)
     return None if best is None else (best[1], best[2])

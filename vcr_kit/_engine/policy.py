@@ -16,10 +16,17 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from .._core.config import Mode, Settings
-from .._core.schema import Document, problems
-from .._store.files import check_before_paying, read_document, save, unreadable
+from .._core.paths import display_path
+from .._core.schema import Document, problems, stored_name
+from .._store.files import (
+    check_before_paying,
+    read_document,
+    save,
+    unreadable,
+    unusable_folder,
+)
 from .._store.locks import POLL_SECONDS, LockWait
-from ..errors import FixtureMissingError
+from ..errors import FixtureCorruptError, FixtureMissingError
 from .misses import near_miss_hint, replay_missing_message
 from .steps import Pause, Steps, once, run_awaiting, run_blocking
 
@@ -39,35 +46,80 @@ class Outcome(NamedTuple):
 Secrets = Callable[[], Iterable[tuple[str, str]]]
 
 
-def served(path: Path, doc: Document, kind: str | None = None, request: Any = None) -> Outcome:
+def served(
+    path: Path,
+    doc: Document,
+    kind: str | None = None,
+    request: Any = None,
+    expected: Any = None,
+) -> Outcome:
     """``doc`` as a replay, once its shape fits its kind: a fixture that would replay
     wrongly (a 200 with no body, SSE events under a request that asked for JSON) fails
     here, naming the file and the field, before anything reaches the SDK.
 
     ``request``, when given, is the live request's stored form: an answer is checked
     against what the SDK will parse it for (a stream or not), whatever the file says.
+    ``expected``, the stored form of the request being replayed, is the request the
+    file must hold (see ``_check_holds``).
     """
     if kind is not None and doc.get("kind") != kind:
         raise unreadable(path, f"it holds a {doc.get('kind')!r} fixture, not {kind!r}")
     if "response" not in doc:
         raise unreadable(path, "it has no 'response'")
+    if expected is not None and doc.get("request") != expected:
+        _check_holds(path, doc)
     if request is not None:
         doc = {**doc, "request": request}
-    found = problems(doc, path.name, replay=True)
+    try:
+        found = problems(doc, path.name, replay=True)
+    except RecursionError:
+        raise unreadable(path, "it is nested too deeply") from None
     if found:
         more = f" (and {len(found) - 1} more: `vcr_kit check` lists them)" if found[1:] else ""
         raise unreadable(path, found[0] + more)
     return Outcome(doc, recorded=False)
 
 
+def _check_holds(path: Path, doc: Document) -> None:
+    """Raise unless the stored request of ``doc`` has the name ``path`` has.
+
+    Asked only when the stored request is not equal to the live one (a plain ``==``,
+    no hashing: the replay path's whole cost). They differ when the file was copied,
+    renamed or edited, and also where two requests of one name may: the roles of a
+    cassette's messages (its name hashes their content only), a query stored as pairs.
+    So the name decides: the stored request is named as at recording time, and a
+    file whose request has another name answers another request.
+    """
+    other = stored_name(doc, path.name)
+    if other == path.name:
+        return
+    where = display_path(path)
+    if other is None:
+        raise FixtureCorruptError(
+            f"Fixture {where} holds no request that can be named, so nothing says it "
+            "answers this one. Delete it and record again.",
+            path,
+        )
+    raise FixtureCorruptError(
+        f"Fixture {where} holds the answer to another request: its stored request is "
+        f"named {other}, not {path.name} (the file was copied, renamed or edited by "
+        "hand). Delete it and record again, or rename it to the name of its request.",
+        path,
+    )
+
+
 def _lookup(path: Path, settings: Settings, request: Any) -> Document | None:
-    if settings.mode is Mode.RECORD:
-        return None
-    doc = read_document(path)
-    if doc is None and settings.mode is Mode.REPLAY:
+    if settings.mode is not Mode.RECORD:
+        doc = read_document(path)
+        if doc is not None:
+            return doc
+    unusable = unusable_folder(path.parent)  # a miss only: the replay path never asks
+    if unusable is not None:
+        raise unusable
+    if settings.mode is Mode.REPLAY:
         hint = near_miss_hint(path, request)
         raise FixtureMissingError(replay_missing_message(path, hint), path)
-    return doc
+    return None
 
 
 def replay_or_record(
@@ -89,7 +141,7 @@ def replay_or_record(
     """
     doc = _lookup(path, settings, request)
     if doc is not None:
-        return served(path, doc, kind, live_request)
+        return served(path, doc, kind, live_request, request)
     wait = LockWait(path, settings.lock_timeout)
     while not wait.try_acquire():
         yield Pause(POLL_SECONDS)
@@ -97,7 +149,7 @@ def replay_or_record(
         if settings.mode is Mode.AUTO:  # single flight: another process may have recorded it
             doc = read_document(path)
             if doc is not None:
-                return served(path, doc, kind, live_request)
+                return served(path, doc, kind, live_request, request)
         known = list(secrets())
         check_before_paying(path, request, known)
         recorded = yield from record()

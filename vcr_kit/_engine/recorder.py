@@ -24,7 +24,13 @@ from .._core.schema import FORMAT_KEY, FORMAT_VERSION, Document, problems
 from .._core.storable import answer_refusal
 from .._ledger.notes import Event, note
 from .._store.files import unreadable
-from ..errors import ConfigError, FixtureCorruptError, FixtureMissingError, VCRError
+from ..errors import (
+    ConfigError,
+    FixtureCorruptError,
+    FixtureMissingError,
+    FixtureValueError,
+    VCRError,
+)
 from .http_codec import passthrough, rebuild_response, store_response_with_ids, usage_of
 from .live import live_call, to_local_proxy
 from .misses import keyless_missing_message, near_miss_hint
@@ -195,7 +201,7 @@ class HttpRecorder:
         note(event, path, usage=outcome.doc.get("usage") or (), changed=outcome.changed)
         return response
 
-    def _own_fault(self, exc: Exception, request: httpx2.Request) -> FixtureCorruptError:
+    def _own_fault(self, exc: Exception, request: httpx2.Request) -> VCRError:
         """What to raise for an exception inside vcr_kit's handling of ``request``.
 
         Anything but the upstream's own errors (a fixture of a shape no check foresaw, a
@@ -207,6 +213,16 @@ class HttpRecorder:
             path: Path | None = self.settings.fixtures_dir / request_key(request)[0]
         except Exception:  # the key itself failed: there is no file to name
             path = None
+        if path is not None and not path.is_file():
+            # Not a fixture's fault: there is none (a live answer that could not be
+            # stored, say a cut-off JSON body). Blaming a file that does not exist
+            # would send the user looking for it.
+            return FixtureValueError(
+                f"vcr_kit could not store the answer to {request.method} {request.url.path}: "
+                f"{type(exc).__name__}: {exc}. Nothing was written ({path} does not exist); "
+                "run again, and if it happens again, report it.",
+                None,
+            )
         where = "this request" if path is None else str(path)
         return FixtureCorruptError(
             f"vcr_kit could not handle the fixture of {where}: {type(exc).__name__}: {exc}. "

@@ -17,6 +17,7 @@ import errno
 import json
 import os
 import re
+import stat
 import tempfile
 import time
 from collections.abc import Iterable
@@ -26,12 +27,19 @@ from typing import Any, Final, NoReturn
 from .._core.paths import display_path
 from .._core.schema import FORMAT_KEY, FORMAT_VERSION, Document
 from ..dehydrate import map_strings
-from ..errors import FixtureCorruptError, FixtureValueError, FixtureWriteError
+from ..errors import (
+    ConfigError,
+    FixtureCorruptError,
+    FixtureValueError,
+    FixtureWriteError,
+    VCRError,
+)
 from .rescue import rescue, rescue_folders
 from .secrets import scan_for_secrets, scan_request
 
 __all__ = [
     "LOCK_FOLDER",
+    "MAX_FIXTURE_BYTES",
     "STALE_SECONDS",
     "TEMP_SUFFIX",
     "check_before_paying",
@@ -39,11 +47,13 @@ __all__ = [
     "parse_document",
     "private_folder",
     "read_document",
+    "read_fixture_bytes",
     "remove_stale_temps",
     "save",
     "serialize_document",
     "temp_files",
     "unreadable",
+    "unusable_folder",
     "write_document",
     "write_error",
 ]
@@ -58,15 +68,129 @@ STALE_SECONDS: Final = 600.0
 def read_document(path: Path) -> Document | None:
     """The fixture at ``path``, or None if there is none. Never returns a torn file."""
     try:
-        with open(path, "rb") as handle:  # not Path.read_bytes(): this is the replay hot path
-            data = handle.read()
+        data = read_fixture_bytes(path)
     except (FileNotFoundError, NotADirectoryError):  # a parent that is a file: no fixture
         return None
-    except IsADirectoryError:
+    except PermissionError as exc:
+        raise _refused(path, exc) from None
+    except OSError as exc:  # a loop of links, an I/O error: the file's, said as such
         raise FixtureCorruptError(
-            f"Fixture {display_path(path)} is a folder, not a file. Remove it.", path
+            f"Fixture {display_path(path)} cannot be read: {exc.strerror or exc}. "
+            "Delete it, or re-record it with VCR_MODE=record.",
+            path,
         ) from None
     return parse_document(data, path)
+
+
+#: No fixture vcr_kit writes comes near this (the API takes requests of at most tens of
+#: MB); a larger file is refused before a byte of it is read, not parsed into memory.
+MAX_FIXTURE_BYTES: Final = 512 * 1024 * 1024
+#: Opening a named pipe for reading waits for a writer: never wait (no effect on files).
+_OPEN_FLAGS: Final = (
+    os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+
+
+def read_fixture_bytes(path: Path, limit: int = MAX_FIXTURE_BYTES) -> bytes:
+    """The bytes of the fixture file at ``path``: a regular file of at most ``limit``
+    bytes, else ``FixtureCorruptError`` (a folder, a named pipe, a device, a huge file).
+    Raises ``OSError`` when it cannot be opened (missing, not permitted)."""
+    fd = os.open(path, _OPEN_FLAGS)  # one open and one fstat: the replay hot path
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise FixtureCorruptError(
+                f"Fixture {display_path(path)} is {_file_type(info.st_mode)}, not a file. "
+                "Remove it.",
+                path,
+            )
+        if info.st_size > limit:
+            raise FixtureCorruptError(
+                f"Fixture {display_path(path)} is {info.st_size} bytes, more than a fixture "
+                f"may be ({limit}); it was not read. Delete it, or re-record it with "
+                "VCR_MODE=record.",
+                path,
+            )
+        # One read for the whole file (asking one byte more than its size sees the end);
+        # more only if it grows meanwhile, and never past the limit.
+        chunks, total = [], 0
+        while chunk := os.read(fd, max(info.st_size + 1, 65536)):
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:
+                raise FixtureCorruptError(
+                    f"Fixture {display_path(path)} grew past {limit} bytes while being read.",
+                    path,
+                )
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _file_type(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
+
+
+def _refused(path: Path, exc: OSError) -> VCRError:
+    """The error for a fixture the file system will not let vcr_kit read: the folder's
+    fault (a ``ConfigError`` naming it) or the file's."""
+    if not os.access(path.parent, os.X_OK):
+        return unusable_folder(path.parent) or ConfigError(
+            f"The fixtures folder {display_path(path.parent)} cannot be read "
+            f"({exc.strerror or exc}). Make it readable, or set VCR_FIXTURES_DIR.",
+            path.parent,
+        )
+    return FixtureCorruptError(
+        f"Fixture {display_path(path)} cannot be read: {exc.strerror or exc}. "
+        "Make it readable, or delete it and record again.",
+        path,
+    )
+
+
+def unusable_folder(folder: Path) -> ConfigError | None:
+    """Why ``folder`` cannot be the fixtures folder (a file, or under a file; a folder
+    vcr_kit may not read), or None. Asked on a miss only: never on the replay path."""
+    where = display_path(folder)
+    advice = "Set VCR_FIXTURES_DIR (or fixtures_dir=) to a folder."
+    for here in (folder, *folder.parents):
+        try:
+            info = here.stat()
+        except (FileNotFoundError, NotADirectoryError):
+            continue  # not there yet (recording creates it), or under a file: said above
+        except OSError as exc:
+            return ConfigError(
+                f"The fixtures folder {where} cannot be used: {display_path(here)}: "
+                f"{exc.strerror or exc}. {advice}",
+                folder,
+            )
+        if stat.S_ISDIR(info.st_mode):
+            if here == folder and not os.access(folder, os.R_OK | os.X_OK):
+                return ConfigError(
+                    f"The fixtures folder {where} cannot be read (permission denied). "
+                    f"Make it readable, or {advice[0].lower()}{advice[1:]}",
+                    folder,
+                )
+            return None
+        what = _file_type(info.st_mode) if not stat.S_ISREG(info.st_mode) else "a file"
+        if here == folder:
+            return ConfigError(
+                f"The fixtures folder {where} is {what}, not a folder. {advice}", folder
+            )
+        return ConfigError(
+            f"The fixtures folder {where} cannot be made: {display_path(here)} is {what}, "
+            f"not a folder. {advice}",
+            folder,
+        )
+    return None
 
 
 def parse_document(data: bytes, path: Path) -> Document:
@@ -74,6 +198,12 @@ def parse_document(data: bytes, path: Path) -> Document:
         doc = json.loads(data)
     except (UnicodeDecodeError, json.JSONDecodeError):
         doc = None
+    except RecursionError:  # a hand-made file nested thousands deep
+        raise FixtureCorruptError(
+            f"Fixture {display_path(path)} is nested too deeply to parse. "
+            "Delete it, or re-record it with VCR_MODE=record.",
+            path,
+        ) from None
     version = doc.get(FORMAT_KEY) if isinstance(doc, dict) else None
     if isinstance(doc, dict) and type(version) is int and 0 < version <= FORMAT_VERSION:
         return doc  # the replay path: one parse, nothing else
@@ -311,11 +441,9 @@ def _same_answer_on_disk(path: Path, doc: Document) -> Document | None:
     """The fixture on disk if it says what ``doc`` says but for request ids, else None."""
     try:
         old = read_document(path)
-    except (FixtureCorruptError, OSError):
+        return old if old is not None and mask_request_ids(old) == mask_request_ids(doc) else None
+    except (VCRError, OSError, RecursionError):  # unreadable or too deep: not the same
         return None
-    if old is None:
-        return None
-    return old if mask_request_ids(old) == mask_request_ids(doc) else None
 
 
 def _rescued(path: Path, doc: Document, exc: FixtureWriteError) -> FixtureWriteError:

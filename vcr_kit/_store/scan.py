@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any, Final
 
 from .._core.paths import display_path
+from .._core.schema import MAX_DEPTH, nested_deeper_than
 from ..errors import VCRError
-from .files import LOCK_FOLDER, STALE_SECONDS, parse_document, temp_files
+from .files import LOCK_FOLDER, STALE_SECONDS, parse_document, read_fixture_bytes, temp_files
 
 JSON_SUFFIX: Final = ".json"
 LOCK_SUFFIX: Final = ".lock"
@@ -44,7 +45,7 @@ def fixture_paths(folder: Path) -> list[Path]:
 
 
 def _walk(folder: Path) -> Iterator[Path]:
-    for root, dirs, files in os.walk(folder):
+    for root, dirs, files in os.walk(folder, onerror=_unreadable_folder):
         here = Path(root)
         odd = sorted(d for d in dirs if d.endswith(JSON_SUFFIX) and not d.startswith("."))
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in odd)
@@ -53,32 +54,60 @@ def _walk(folder: Path) -> Iterator[Path]:
             yield here / name
 
 
-def read(path: Path) -> Fixture:
-    """The fixture at ``path``; never raises."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except IsADirectoryError:
+def read(path: Path, root: Path | None = None) -> Fixture:
+    """The fixture at ``path``; never raises. ``root``, the folder being scanned: a link
+    to a file outside it is reported, not read (git would store the link, not the file)."""
+    outside = _outside(path, root) if root is not None else None
+    if outside is not None:
+        return Fixture(path, 0, None, outside)
+    if path.is_dir():
         return Fixture(path, 0, None, "a folder, not a fixture file; remove or rename it")
+    try:
+        data = read_fixture_bytes(path)
+    except VCRError as exc:
+        return Fixture(path, 0, None, exc.message)
     except OSError as exc:
         return Fixture(path, 0, None, f"cannot be read: {exc.strerror or exc}")
     try:
-        return Fixture(path, len(data), parse_document(data, path))
+        doc = parse_document(data, path)
     except VCRError as exc:
         return Fixture(path, len(data), None, exc.message)
-    except RecursionError:  # a hand-made file nested thousands deep
-        return Fixture(path, len(data), None, "nested too deeply to parse")
+    if nested_deeper_than(doc):
+        return Fixture(
+            path, len(data), None, f"nested more than {MAX_DEPTH} levels deep: not a fixture"
+        )
+    return Fixture(path, len(data), doc)
+
+
+def _outside(path: Path, root: Path) -> str | None:
+    """Why ``path`` is not a fixture file of ``root`` when it is a link out of it."""
+    if not path.is_symlink():
+        return None
+    try:
+        target = path.resolve()
+    except (OSError, RuntimeError):  # a loop of links
+        return "a link that cannot be followed (a loop?)"
+    if target.is_relative_to(root.resolve()):
+        return None
+    return f"a link to {target}, outside the fixtures folder; a fixture must be a file in it"
 
 
 def scan(folder: Path) -> list[Fixture]:
-    return [read(path) for path in fixture_paths(folder)]
+    return [read(path, folder) for path in fixture_paths(folder)]
+
+
+def _unreadable_folder(exc: OSError) -> None:
+    """A folder below the fixtures folder that cannot be listed: said, never skipped
+    in silence (``check`` would call its fixtures fine). The commands print it in one
+    line."""
+    raise exc
 
 
 def fixture_folders(folder: Path) -> list[Path]:
     """``folder`` and every non-hidden folder below it: each may hold its own
     ``.locks/`` and ``.runs/``."""
     found = []
-    for root, dirs, _files in os.walk(folder):
+    for root, dirs, _files in os.walk(folder, onerror=_unreadable_folder):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not d.endswith(JSON_SUFFIX))
         found.append(Path(root))
     return found
