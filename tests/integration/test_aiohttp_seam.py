@@ -73,9 +73,7 @@ class AiohttpSeamTest(unittest.TestCase):
         self.server = start_server(self)
         self.fixtures = temp_dir(self)
 
-    def _run(
-        self, env: dict[str, str], scenario: Any, *args: Any
-    ) -> tuple[Any, list[str]]:
+    def _run(self, env: dict[str, str], scenario: Any, *args: Any) -> tuple[Any, list[str]]:
         fixtures = self.fixtures
         seen: dict[str, Any] = {}
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Final
 
 from ..errors import ConfigError
+from .platforms import BASE_URL_VARIABLES
 
 __all__ = [
     "Mode",
@@ -292,6 +293,13 @@ def host_variables() -> tuple[str, str]:
     """(``ANTHROPIC_BASE_URL``, ``VCR_HOSTS``) as they are now, "" when unset."""
     env = os.environ
     return env.get("ANTHROPIC_BASE_URL", ""), env.get("VCR_HOSTS", "")
+
+
+def cloud_base_urls() -> tuple[tuple[str, str], ...]:
+    """(variable, URL) of each cloud client's base-URL variable that is set
+    (``ANTHROPIC_BEDROCK_BASE_URL``, ``ANTHROPIC_VERTEX_BASE_URL``, ...)."""
+    env = os.environ
+    return tuple((name, env[name]) for name in BASE_URL_VARIABLES if env.get(name))
 
 
 def base_url() -> str | None:

@@ -17,9 +17,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._core.config import Mode, Settings, load_settings
+from .._core.config import Mode, Settings, cloud_base_urls, load_settings
 from .._core.credentials import credentials_in, has_real_key, uses_stand_in_key
 from .._core.http_request import request_key, with_live_ids
+from .._core.platforms import platform_of
 from .._core.schema import Document
 from .._ledger.notes import Event, note
 from .._store.files import unreadable
@@ -165,7 +166,9 @@ class HttpRecorder:
                 path,
             )
         hint = near_miss_hint(path, stored)  # a local miss shows its diff, key or no key
-        raise FixtureMissingError(keyless_missing_message(path, hint), path)
+        url = request.url
+        platform = platform_of(url.host, url.port, cloud_base_urls())
+        raise FixtureMissingError(keyless_missing_message(path, hint, platform), path)
 
     def _answer(
         self, outcome: Outcome | None, path: Path, request: httpx2.Request, ids: dict[str, str]

@@ -18,12 +18,10 @@ patched then; otherwise an import hook patches it the moment something imports i
 from __future__ import annotations
 
 import asyncio
-import importlib.abc
-import importlib.machinery
 import inspect
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from http import HTTPStatus
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol
@@ -31,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .._core.httplib import sdk_library
 from .._engine.live import in_live_call
 from .._engine.recorder import HttpRecorder
+from .on_import import PatchOnImport
 from .sdk_errors import delivered
 
 if TYPE_CHECKING:
@@ -54,9 +53,9 @@ class Interception(Protocol):
     def wants(self, request: httpx2.Request) -> bool: ...
 
 
-_lock = threading.Lock()
+_lock = threading.RLock()
 _saved: list[tuple[type[Any], Any]] = []
-_finder: list[_PatchOnImport] = []
+_finder: list[PatchOnImport] = []
 
 
 def install(current: Callable[[], Interception | None]) -> None:
@@ -67,16 +66,13 @@ def install(current: Callable[[], Interception | None]) -> None:
         if "aiohttp.client" in sys.modules:
             _patch(sys.modules["aiohttp.client"], current)
             return
-        finder = _PatchOnImport(current)
-        _finder.append(finder)
-        sys.meta_path.insert(0, finder)
+        _finder.append(PatchOnImport("aiohttp.client", lambda module: _patch(module, current)))
 
 
 def uninstall() -> None:
     with _lock:
         for finder in _finder:
-            if finder in sys.meta_path:
-                sys.meta_path.remove(finder)
+            finder.remove()
         _finder.clear()
         for cls, own in _saved:
             cls._request = own
@@ -88,44 +84,13 @@ def is_patched() -> bool:
 
 
 def _patch(client_module: ModuleType, current: Callable[[], Interception | None]) -> None:
+    with _lock:
+        if _saved:
+            return
     cls = client_module.ClientSession
     own = cls.__dict__["_request"]
     _saved.append((cls, own))
     cls._request = _seam(own, current)
-
-
-class _PatchOnImport(importlib.abc.MetaPathFinder):
-    """Patches ``aiohttp.client`` right after it is first executed."""
-
-    def __init__(self, current: Callable[[], Interception | None]) -> None:
-        self.current = current
-
-    def find_spec(
-        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
-    ) -> importlib.machinery.ModuleSpec | None:
-        if fullname != "aiohttp.client":
-            return None
-        spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
-        if spec is None or spec.loader is None:
-            return None
-        spec.loader = _PatchingLoader(spec.loader, self)
-        return spec
-
-
-class _PatchingLoader(importlib.abc.Loader):
-    def __init__(self, loader: Any, finder: _PatchOnImport) -> None:
-        self.loader = loader
-        self.finder = finder
-
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
-        module: ModuleType | None = self.loader.create_module(spec)
-        return module
-
-    def exec_module(self, module: ModuleType) -> None:
-        self.loader.exec_module(module)
-        with _lock:
-            if self.finder in _finder and not _saved:
-                _patch(module, self.finder.current)
 
 
 def _seam(original: Callable[..., Any], current: Callable[[], Interception | None]) -> Any:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from .._core.httplib import loaded_libraries
 from .._engine.live import in_live_call, to_local_proxy
 from .._engine.recorder import HttpRecorder
-from . import aiohttp_seam, guard, lazytls
+from . import aiohttp_seam, cloud_credentials, guard, lazytls
 from .hosts import HostSet, anthropic_hosts
 from .sdk_credentials import filling_credentials
 from .sdk_errors import delivered, install_error_passage
@@ -118,6 +118,7 @@ def _install() -> None:
         _patch(library.AsyncHTTPTransport, "handle_async_request", _async_seam)
     lazytls.install(libraries)  # clients built during the test set up TLS only if they go live
     install_error_passage()  # a no-op until the SDK is loaded; see _sdkpatch
+    cloud_credentials.install(current)  # the cloud clients sign nothing while replaying
     aiohttp_seam.install(current)  # now if aiohttp is loaded, else when it is imported
     guard.install(current)
 
@@ -125,6 +126,7 @@ def _install() -> None:
 def _uninstall() -> None:
     guard.uninstall()
     aiohttp_seam.uninstall()
+    cloud_credentials.uninstall()
     lazytls.uninstall()
     for (cls, name), own in _saved.items():
         if own is None:
