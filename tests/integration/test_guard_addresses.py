@@ -164,3 +164,18 @@ class AddressGuardTest(unittest.TestCase):
         patch_env(self, VCR_MODE="replay", VCR_REPORT="0", ANTHROPIC_BASE_URL=self.server.url)
         with_asyncio("127.0.0.1", self.port)  # no test running: a plain connection
         self.assertIs(socket.socket.connect, socket.socket.__mro__[1].connect)  # type: ignore[attr-defined]
+
+
+class WayOutTest(unittest.TestCase):
+    def test_an_httpx_client_on_its_own_transport_is_told_to_take_vcr_transport(self) -> None:
+        from vcr_kit._seams.guard import unwrapped_client_message
+
+        self.assertEqual(
+            unwrapped_client_message("10.0.0.5", 8443, "httpx._transports.default"),
+            "Fixture missing: vcr_kit refused a connection to 10.0.0.5:8443 in replay mode. "
+            "It came from httpx._transports.default, an HTTP client vcr_kit could not wrap "
+            "(one built on its own transport, not httpx's), so no fixture could be looked up "
+            "for it. Give that client a vcr_kit.VCRTransport or build it with "
+            "vcr_kit.client(), or run the process through the proxy "
+            "(python -m vcr_kit run -- ...).",
+        )

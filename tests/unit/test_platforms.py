@@ -60,3 +60,21 @@ class PlatformModelIdsTest(unittest.TestCase):
         for model, expected in cases.items():
             with self.subTest(model=model):
                 self.assertEqual(base_model_id(model), expected)
+
+
+class PlatformSecretsTest(unittest.TestCase):
+    def test_signature_token_and_key_headers_are_credentials(self) -> None:
+        from vcr_kit._core.credentials import credentials_in, has_real_key
+
+        headers = {
+            "authorization": "AWS4-HMAC-SHA256 Credential=AKIAEXAMPLE/20261201/us-east-1/"
+            "bedrock/aws4_request, SignedHeaders=host, Signature=abc",
+            "x-amz-security-token": "session-token-" + "t" * 20,
+            "api-key": "foundry-" + "k" * 20,
+        }
+        labels = [label for label, _ in credentials_in(headers)]
+        self.assertEqual(
+            labels,
+            ["the authorization header", "the api-key header", "the x-amz-security-token header"],
+        )
+        self.assertTrue(has_real_key(headers))
