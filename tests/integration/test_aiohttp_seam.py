@@ -116,7 +116,10 @@ class AiohttpSeamTest(unittest.TestCase):
     def test_a_plain_session_to_a_numeric_base_url_is_recorded_and_replayed(self) -> None:
         env = {"ANTHROPIC_BASE_URL": self.server.url}
         recorded, events = self._run(
-            {**env, "VCR_MODE": "auto"}, through_a_plain_session, self.server.url, KEY
+            {**env, "VCR_MODE": "auto", "ANTHROPIC_API_KEY": KEY},
+            through_a_plain_session,
+            self.server.url,
+            KEY,
         )
         self.assertEqual(events, ["recorded", "recorded"])
         self.assertEqual(recorded[0], 200)
