@@ -120,3 +120,39 @@ class BedrockStreamTest(unittest.TestCase):
         stored = parse_frames(bedrock_chunk({"type": "ping"}) + exception)
         self.assertEqual(stored[1]["body"], {"message": "bad"})
         self.assertEqual(parse_frames(render_frames(stored)), stored)
+
+
+class StoredFramesTest(unittest.TestCase):
+    def test_a_throttled_stream_is_never_stored(self) -> None:
+        from vcr_kit._core.httplib import sdk_library
+        from vcr_kit._engine.http_codec import store_response
+
+        throttled = independent_frame(
+            {":message-type": "exception", ":exception-type": "throttlingException"},
+            b'{"message":"Too many requests"}',
+        )
+        http = sdk_library()
+        response = http.Response(
+            200,
+            headers={"content-type": "application/vnd.amazon.eventstream"},
+            content=bedrock_chunk({"type": "ping"}) + throttled,
+        )
+        self.assertIsNone(store_response(response, seed="post-model-x-invoke-0"))
+
+    def test_fixture_check_reads_frames(self) -> None:
+        from vcr_kit._core.kinds import KINDS
+
+        request = {"method": "POST", "path": "/model/m/invoke-with-response-stream", "body": {}}
+        good = {"status": 200, "frames": [{"headers": CHUNK, "chunk": {"type": "ping"}}]}
+        bad = {"status": 200, "frames": [{"headers": CHUNK}, "x"]}
+        found: list[str] = []
+        KINDS["http"].check(request, good, "", True, found)
+        self.assertEqual(found, [])
+        KINDS["http"].check(request, bad, "", True, found)
+        self.assertEqual(
+            found,
+            [
+                "response.frames[0]: exactly one of chunk, body, text is needed",
+                "response.frames[1]: not an object with headers",
+            ],
+        )
