@@ -80,6 +80,21 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
+    def do_GET(self) -> None:
+        """Bedrock's control plane: ``GET /inference-profiles`` (Claude Code asks it first)."""
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        path = urlsplit(self.path).path
+        with self.server.owner.lock:
+            self.server.owner.log.append((path, headers, b""))
+        if _credential(headers) is None:
+            self._json(403, {"message": "The security token included in the request is invalid."})
+        elif path == "/inference-profiles":
+            profile = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+            summary = {"inferenceProfileId": profile, "status": "ACTIVE", "type": "SYSTEM_DEFINED"}
+            self._json(200, {"inferenceProfileSummaries": [summary]})
+        else:
+            self._json(404, {"message": f"no route {path}"})
+
     def do_POST(self) -> None:
         length = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(length) if length else b""
