@@ -20,7 +20,7 @@ import sys
 import unittest
 from pathlib import Path
 
-from tests.clients.test_clients_node import install_npm_packages, node_tools
+from tests.clients.test_clients_node import TOOL_PROMPT, install_npm_packages, node_tools
 from tests.clients.test_proxy import offline
 from tests.support.cloud_server import AWS_KEY_ID, AWS_SECRET, CloudServer
 from tests.support.env import environ_without_vcr, run_captured, temp_dir
@@ -42,7 +42,9 @@ class ClaudeCodeOnBedrockTest(unittest.TestCase):
             raise AssertionError("the clients env installs anthropic[bedrock] (botocore)")
         cls.modules = install_npm_packages()
 
-    def run_claude(self, fixtures: Path, env: dict[str, str], replay: bool) -> dict[str, object]:
+    def run_claude(
+        self, fixtures: Path, env: dict[str, str], replay: bool, prompt: str = PROMPT
+    ) -> dict[str, object]:
         base = temp_dir(self, prefix="vcr-bedrock-")
         (base / "home").mkdir()
         wrapper = self.modules / "@anthropic-ai" / "claude-code" / "cli-wrapper.cjs"
@@ -64,8 +66,9 @@ class ClaudeCodeOnBedrockTest(unittest.TestCase):
         if replay:
             command = [*offline(), *command, "--mode", "replay"]
         node = shutil.which("node") or "node"
+        claude = [node, str(wrapper), "-p", prompt, "--output-format", "json"]
         done = run_captured(
-            [*command, "--", node, str(wrapper), "-p", PROMPT, "--output-format", "json"],
+            [*command, "--", *claude, "--allowedTools", "Bash"],
             cwd=base,
             env=place,
             timeout=300,
@@ -75,6 +78,7 @@ class ClaudeCodeOnBedrockTest(unittest.TestCase):
         return {
             "result": answer["result"],
             "is_error": answer["is_error"],
+            "num_turns": answer["num_turns"],
             "summary": done.stderr.strip().splitlines()[-1].split(";")[0],
         }
 
@@ -93,6 +97,7 @@ class ClaudeCodeOnBedrockTest(unittest.TestCase):
             {
                 "result": f"Echo: {PROMPT}",
                 "is_error": False,
+                "num_turns": 1,
                 "summary": "vcr_kit: 0 replayed, 2 recorded, 0 missing",
             },
         )
@@ -110,4 +115,29 @@ class ClaudeCodeOnBedrockTest(unittest.TestCase):
         replayed = self.run_claude(fixtures, {}, replay=True)
         self.assertEqual(
             replayed, {**recorded, "summary": "vcr_kit: 2 replayed, 0 recorded, 0 missing"}
+        )
+
+    def test_a_tool_call_replays(self) -> None:
+        # The tool id Claude Code quotes in its next request came base64 inside an
+        # event-stream frame.
+        fixtures = temp_dir(self, prefix="vcr-bedrock-fixtures-") / "fixtures"
+        with CloudServer() as server:
+            recording = {
+                "AWS_ACCESS_KEY_ID": AWS_KEY_ID,
+                "AWS_SECRET_ACCESS_KEY": AWS_SECRET,
+                "ANTHROPIC_BEDROCK_BASE_URL": server.url,
+            }
+            recorded = self.run_claude(fixtures, recording, replay=False, prompt=TOOL_PROMPT)
+        self.assertEqual(
+            recorded,
+            {
+                "result": "The tool said: vcr-tool-ok",
+                "is_error": False,
+                "num_turns": 2,
+                "summary": "vcr_kit: 0 replayed, 3 recorded, 0 missing",
+            },
+        )
+        replayed = self.run_claude(fixtures, {}, replay=True, prompt=TOOL_PROMPT)
+        self.assertEqual(
+            replayed, {**recorded, "summary": "vcr_kit: 3 replayed, 0 recorded, 0 missing"}
         )

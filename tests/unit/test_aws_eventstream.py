@@ -156,3 +156,30 @@ class StoredFramesTest(unittest.TestCase):
                 "response.frames[1]: not an object with headers",
             ],
         )
+
+
+class ForwardedFramesTest(unittest.TestCase):
+    def test_forwarded_frames_carry_the_tool_ids_the_fixture_stores(self) -> None:
+        from vcr_kit._core.httplib import sdk_library
+        from vcr_kit._engine.http_codec import store_response
+        from vcr_kit._seams.forwarding import EventStreamForwarder
+
+        start = {
+            "type": "content_block_start",
+            "index": 0,
+            "content_block": {"type": "tool_use", "id": "toolu_01LiveAbc", "name": "Bash"},
+        }
+        live = bedrock_chunk({"type": "ping"}) + bedrock_chunk(start) + bedrock_chunk({"a": 1})
+        seed = "post-model-m-invoke-with-response-stream-0123456789ab"
+        forwarder = EventStreamForwarder(seed)
+        pieces = [live[i : i + 7] for i in range(0, len(live), 7)]
+        forwarded = b"".join(forwarder.feed(piece) for piece in pieces) + forwarder.flush()
+        seen = [frame.get("chunk") for frame in parse_frames(forwarded)]
+        http = sdk_library()
+        answer = http.Response(
+            200, headers={"content-type": "application/vnd.amazon.eventstream"}, content=live
+        )
+        stored = store_response(answer, seed=seed)
+        assert stored is not None
+        self.assertEqual(seen, [frame.get("chunk") for frame in stored["frames"]])
+        self.assertNotEqual(seen[1]["content_block"]["id"], "toolu_01LiveAbc")

@@ -39,7 +39,7 @@ from .._engine.recorder import HttpRecorder
 from .._ledger.notes import Event, note
 from ..errors import VCRError
 from .aws_signing import signed_headers
-from .forwarding import BodyForwarder, SseForwarder
+from .forwarding import BodyForwarder, EventStreamForwarder, SseForwarder
 
 __all__ = ["DEFAULT_UPSTREAM", "Proxy", "ProxyError", "proxy", "proxy_for_test"]
 
@@ -399,9 +399,13 @@ class _Exchange:
             ]
             self.forwarded = True
             self.handler.send_head(response.status_code, kept, None)
-            is_sse = response.headers.get("content-type", "").startswith("text/event-stream")
+            content_type = response.headers.get("content-type", "")
             seed = self.fixture_name()
-            transform = SseForwarder(seed) if is_sse else BodyForwarder(seed)
+            transform: SseForwarder | EventStreamForwarder | BodyForwarder = BodyForwarder(seed)
+            if content_type.startswith("text/event-stream"):
+                transform = SseForwarder(seed)
+            elif content_type.startswith("application/vnd.amazon.eventstream"):
+                transform = EventStreamForwarder(seed)  # Bedrock: frames, not SSE events
             buffered: list[bytes] = []
             for chunk in response.iter_bytes():
                 buffered.append(chunk)
