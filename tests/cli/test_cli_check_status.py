@@ -69,8 +69,8 @@ class RealFolderTest(unittest.TestCase):
                 "remove or rename it",
                 f"{dangling}: cannot be read: No such file or directory",
                 f"{string}: response: a string, not an object with a status",
-                f"{bodiless}: response: exactly one of body, events, jsonl, text, base64 is "
-                "needed (none)",
+                f"{bodiless}: response: exactly one of body, events, frames, jsonl, text, "
+                "base64 is needed (none)",
                 f'{sse}: response.events: an SSE answer to a request without "stream": true '
                 "(the SDK would parse it as JSON)",
                 f"{negative}: Fixture {negative} has format -1, which no vcr_kit writes "
@@ -156,7 +156,7 @@ class ValidateTest(unittest.TestCase):
             (
                 dict(http, response={"status": 200, "body": {}, "text": ""}),
                 [
-                    "response: exactly one of body, events, jsonl, text, base64 is needed "
+                    "response: exactly one of body, events, frames, jsonl, text, base64 is needed "
                     "(body, text)"
                 ],
             ),

@@ -212,10 +212,11 @@ class NoSilentLiveCallsTest(SeamTestBase):
         self.assertEqual(
             str(error),
             f"Fixture missing: vcr_kit refused a connection to 127.0.0.1:{port} in replay mode. "
-            "It came from an HTTP client vcr_kit could not wrap (one that does not send "
-            "through httpx2's or httpx's own transport), so no fixture could be looked up "
-            "for it. Build that client with vcr_kit.client() or give it a vcr_kit.VCRTransport, "
-            "or run the process through the proxy (python -m vcr_kit run -- ...).",
+            "It came from urllib.request, an HTTP client vcr_kit could not wrap (one that "
+            "does not send through httpx2's or httpx's own transport or through aiohttp), so "
+            "no fixture could be looked up for it. Send it through httpx2, httpx or aiohttp "
+            "(e.g. build it with vcr_kit.client()), or run the process through the proxy "
+            "(python -m vcr_kit run -- ...), which records any client.",
         )
         self.assertEqual(self.server.log, [])
 

@@ -72,7 +72,7 @@ from types import FrameType, TracebackType
 from typing import Any, cast
 from urllib.parse import urlsplit
 
-__all__ = ["LoggedRequest", "LoopbackServer", "main"]
+__all__ = ["LoggedRequest", "LoopbackServer", "main", "message_for", "stream_events_for"]
 
 JSONObject = dict[str, Any]
 
@@ -387,6 +387,17 @@ def _encode_event(name: str, data: JSONObject) -> bytes:
 # --------------------------------------------------------------------------- #
 # HTTP plumbing
 # --------------------------------------------------------------------------- #
+
+
+def message_for(body: JSONObject) -> JSONObject:
+    """The message this server answers ``body`` with (fresh ids): for the servers of the
+    cloud platforms' wire formats (``tests/support/cloud_server.py``)."""
+    return _message_json(body, _decide_reply(body))
+
+
+def stream_events_for(message: JSONObject) -> list[tuple[str, JSONObject]]:
+    """The stream events (name, data) that deliver ``message``."""
+    return list(_stream_events(message, with_cache=False))
 
 
 class _ApiError(Exception):

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Sequence
 from types import FrameType
 
-from .._core.config import Mode, parse_mode
+from .._core.config import Mode, bedrock_for_children, parse_mode
 from .._ledger.summary import print_summary, summary_line
 from .._seams.proxy import Proxy, ProxyError
 from ..errors import ConfigError
@@ -121,6 +121,8 @@ def run_main(argv: Sequence[str] | None = None) -> int:
     if proxy is None:
         return 1
     env = {**os.environ, "ANTHROPIC_BASE_URL": proxy.url}
+    if bedrock_for_children():  # Claude Code on Bedrock: the proxy signs upstream itself
+        env.update(ANTHROPIC_BEDROCK_BASE_URL=proxy.url, CLAUDE_CODE_SKIP_BEDROCK_AUTH="1")
     signalled: list[int] = []
     try:
         try:

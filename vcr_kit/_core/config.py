@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Final
 
 from ..errors import ConfigError
+from .platforms import BASE_URL_VARIABLES
 
 __all__ = [
     "AllowedSecrets",
@@ -298,6 +299,30 @@ def host_variables() -> tuple[str, str]:
     """(``ANTHROPIC_BASE_URL``, ``VCR_HOSTS``) as they are now, "" when unset."""
     env = os.environ
     return env.get("ANTHROPIC_BASE_URL", ""), env.get("VCR_HOSTS", "")
+
+
+def cloud_base_urls() -> tuple[tuple[str, str], ...]:
+    """(variable, URL) of each cloud client's base-URL variable that is set
+    (``ANTHROPIC_BEDROCK_BASE_URL``, ``ANTHROPIC_VERTEX_BASE_URL``, ...)."""
+    env = os.environ
+    return tuple((name, env[name]) for name in BASE_URL_VARIABLES if env.get(name))
+
+
+def bedrock_for_children() -> bool:
+    """``CLAUDE_CODE_USE_BEDROCK`` is set: Claude Code talks to Amazon Bedrock, at
+    ``ANTHROPIC_BEDROCK_BASE_URL``, not to ``ANTHROPIC_BASE_URL``."""
+    return os.environ.get("CLAUDE_CODE_USE_BEDROCK", "").strip().lower() in ("1", "true", "yes")
+
+
+def bedrock_upstream() -> tuple[str, str, str]:
+    """(Bedrock's runtime URL, its control-plane URL, its region): both
+    ``ANTHROPIC_BEDROCK_BASE_URL`` when set, else the region's ``bedrock-runtime`` and
+    ``bedrock`` hosts; the region from ``AWS_REGION``/``AWS_DEFAULT_REGION``."""
+    env = os.environ
+    region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "us-east-1"
+    given = (env.get("ANTHROPIC_BEDROCK_BASE_URL") or "").rstrip("/")
+    runtime = given or f"https://bedrock-runtime.{region}.amazonaws.com"
+    return runtime, given or f"https://bedrock.{region}.amazonaws.com", region
 
 
 def base_url() -> str | None:

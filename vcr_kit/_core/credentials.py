@@ -17,6 +17,8 @@ from typing import Final
 __all__ = [
     "CREDENTIAL_HEADERS",
     "CREDENTIAL_VARS",
+    "PLATFORM_KEY_VARS",
+    "PLATFORM_SECRET_VARS",
     "REPLAY_API_KEY",
     "SECRET_ENV_VARS",
     "credentials_in",
@@ -24,6 +26,7 @@ __all__ = [
     "has_real_credentials",
     "has_real_key",
     "live_secrets",
+    "platform_stand_ins",
     "stand_in_key_while",
     "uses_stand_in_key",
 ]
@@ -33,10 +36,33 @@ __all__ = [
 REPLAY_API_KEY: Final = "vcr-kit-replay-no-key"
 #: The variables the SDK reads a key from.
 CREDENTIAL_VARS: Final = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+#: The key variable of each cloud client that reads its key when it is built (Foundry):
+#: without one it cannot even be built, so a test without one gets the stand-in.
+PLATFORM_KEY_VARS: Final = ("ANTHROPIC_FOUNDRY_API_KEY",)
+#: The cloud platforms' own secrets (AWS, the platforms' API keys).
+PLATFORM_SECRET_VARS: Final = (
+    *PLATFORM_KEY_VARS,
+    "ANTHROPIC_AWS_API_KEY",
+    "AWS_BEARER_TOKEN_BEDROCK",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+)
 #: Environment variables whose values must never appear in a fixture.
-SECRET_ENV_VARS: Final = (*CREDENTIAL_VARS, "ANTHROPIC_ADMIN_KEY", "CLAUDE_CODE_OAUTH_TOKEN")
-#: Request headers that carry a credential: never stored, and their values never written.
-CREDENTIAL_HEADERS: Final = ("x-api-key", "authorization", "api-key", "cookie")
+SECRET_ENV_VARS: Final = (
+    *CREDENTIAL_VARS,
+    "ANTHROPIC_ADMIN_KEY",
+    "CLAUDE_CODE_OAUTH_TOKEN",
+    *PLATFORM_SECRET_VARS,
+)
+#: Request headers that carry a credential: never stored, and their values never written
+#: (SigV4's signature is in ``authorization``; its session token in its own header).
+CREDENTIAL_HEADERS: Final = (
+    "x-api-key",
+    "authorization",
+    "api-key",
+    "cookie",
+    "x-amz-security-token",
+)
 #: The scheme before a credential in an ``authorization`` header, in any case
 #: (``Bearer``, ``bearer``, ``BEARER``): the value that must never be written is after it.
 _AUTH_SCHEME: Final = re.compile(r"\A(?:bearer|basic|token)\s+", re.IGNORECASE)
@@ -69,6 +95,21 @@ def stand_in_key_while(needed: bool) -> Iterator[None]:
     finally:
         if os.environ.get(CREDENTIAL_VARS[0]) == REPLAY_API_KEY:
             del os.environ[CREDENTIAL_VARS[0]]
+
+
+@contextmanager
+def platform_stand_ins() -> Iterator[None]:
+    """While the block runs, each cloud client that needs its key to be built and has
+    none (``ANTHROPIC_FOUNDRY_API_KEY``) gets the stand-in, never sent anywhere."""
+    missing = [name for name in PLATFORM_KEY_VARS if not os.environ.get(name)]
+    for name in missing:
+        os.environ[name] = REPLAY_API_KEY
+    try:
+        yield
+    finally:
+        for name in missing:
+            if os.environ.get(name) == REPLAY_API_KEY:
+                del os.environ[name]
 
 
 def credentials_in(headers: Mapping[str, str]) -> list[tuple[str, str]]:

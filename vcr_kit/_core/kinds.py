@@ -21,7 +21,7 @@ from .storable import answer_refusal, error_refusal, stream_refusal
 
 __all__ = ["KINDS", "CannotRekey", "FixtureKind", "check_usage", "sdk_stream_refusal"]
 
-_HTTP_BODIES: Final = ("body", "events", "jsonl", "text", "base64")
+_HTTP_BODIES: Final = ("body", "events", "frames", "jsonl", "text", "base64")
 _MAX_TOKENS: Final = 10**12
 #: Ends each finding about an answer that is never stored (see ``storable``).
 _NEVER_STORED: Final = "; such an answer is never stored (delete it and record again)"
@@ -140,7 +140,7 @@ def _check_http(request: Any, response: Any, name: str, found: list[str]) -> Non
     if len(bodies) != 1:
         what = "none" if not bodies else ", ".join(bodies)
         found.append(
-            f"response: exactly one of body, events, jsonl, text, base64 is needed ({what})"
+            f"response: exactly one of {', '.join(_HTTP_BODIES)} is needed ({what})"
         )
     headers = response.get("headers", {})
     if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
@@ -156,6 +156,8 @@ def _check_http(request: Any, response: Any, name: str, found: list[str]) -> Non
             )
         if content_type and not content_type.startswith("text/event-stream"):
             found.append(f"response.headers.content-type: {content_type!r} for an SSE answer")
+    elif "frames" in response:
+        _check_frames(response["frames"], found)
     elif _asks_for_stream(request) and _is_int(status) and 200 <= status < 300:
         found.append("response.events: missing: the request asked for a stream")
     if "body" in response and "json" not in content_type and content_type:
@@ -181,6 +183,18 @@ def _check_plain_bodies(response: dict[str, Any], status: Any, found: list[str])
             base64.b64decode(str(response["base64"]).encode("ascii"), validate=True)
         except (binascii.Error, UnicodeEncodeError):
             found.append("response.base64: not base64")
+
+
+def _check_frames(frames: Any, found: list[str]) -> None:
+    """An AWS event stream (Bedrock): each frame has its headers and one payload."""
+    if not isinstance(frames, list):
+        found.append(f"response.frames: {_type_name(frames)}, not a list")
+        return
+    for i, frame in enumerate(frames):
+        if not isinstance(frame, dict) or not isinstance(frame.get("headers"), dict):
+            found.append(f"response.frames[{i}]: not an object with headers")
+        elif sum(key in frame for key in ("chunk", "body", "text")) != 1:
+            found.append(f"response.frames[{i}]: exactly one of chunk, body, text is needed")
 
 
 def _check_events(events: Any, found: list[str]) -> None:

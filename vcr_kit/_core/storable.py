@@ -25,6 +25,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final, NamedTuple
 
+from .aws_eventstream import CONTENT_TYPE as _EVENT_STREAM
+
 __all__ = [
     "FINAL_EVENT",
     "Refusal",
@@ -65,6 +67,16 @@ _ERROR_TYPE_STATUS: Final[Mapping[str, int]] = {
 }
 #: The last event of a Messages stream that completed.
 FINAL_EVENT: Final = "message_stop"
+#: Bedrock's exception frames (its event stream's ``error`` events) that the SDK retries:
+#: about the moment, never the request.
+_UNEARNED_FRAME_EXCEPTIONS: Final = frozenset(
+    {
+        "throttlingException",
+        "serviceUnavailableException",
+        "internalServerException",
+        "modelStreamErrorException",
+    }
+)
 
 
 class Refusal(NamedTuple):
@@ -159,8 +171,35 @@ def answer_refusal(response: Mapping[str, Any]) -> Refusal | None:
             reason = stream_refusal(pairs)
             if reason is not None:
                 return Refusal("response.events", reason)
+    elif "frames" in response:
+        reason = _frames_refusal(response["frames"])
+        if reason is not None:
+            return Refusal("response.frames", reason)
     elif "json" in content_type and ("text" in response or "base64" in response):
         return Refusal("response", "a JSON answer that does not parse (cut short?)")
+    elif content_type.startswith(_EVENT_STREAM) and "frames" not in response:
+        return Refusal("response", "an AWS event stream cut short or failing its CRC check")
     elif status >= 400 and not _is_error_object(response.get("body")):
         return Refusal("response.body", f"a {status} without the API's error object")
     return None
+
+
+def _frames_refusal(frames: Any) -> str | None:
+    """Why a Bedrock event stream (its stored frames) is never stored: an exception frame
+    about the moment, or a stream whose chunks never reached the final event."""
+    if not isinstance(frames, list):
+        return None  # not even a list: the fixture kinds report it
+    pairs: list[tuple[Any, Any]] = []
+    for frame in frames:
+        headers = frame.get("headers") if isinstance(frame, dict) else None
+        if not isinstance(headers, dict):
+            continue
+        if headers.get(":message-type") == "exception":
+            kind = headers.get(":exception-type")
+            if kind in _UNEARNED_FRAME_EXCEPTIONS:
+                return f"a Bedrock {kind} frame depends on the moment, not on the request"
+            return None  # an exception the request earned ends the stream
+        chunk = frame.get("chunk")
+        if chunk is not None:
+            pairs.append((chunk.get("type") if isinstance(chunk, dict) else None, chunk))
+    return stream_refusal(pairs)

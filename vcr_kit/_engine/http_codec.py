@@ -2,11 +2,14 @@
 form back into a response of the request's own HTTP library.
 
 A JSON answer is stored parsed; an SSE answer as the list of its events, one object
-each; JSON Lines (batch results) as a list of objects; anything else as text or
-base64. On replay the bytes are rebuilt and parsed by the SDK itself, so replay
-goes through exactly the code a live answer goes through. Ids are given out as
-``_core.ids`` says. Which answers are never stored (a 401, a 529, a stream cut short, a
-gateway's HTML page) is ``_core.storable``'s to say, on the stored form made here.
+each; an AWS event stream (Bedrock) as the list of its frames, each chunk's event
+parsed and its per-call values (random padding, latency figures) dropped; JSON Lines
+(batch results) as a list of objects; anything else as text or base64. On replay
+the bytes are rebuilt and parsed by the SDK itself, so replay goes through exactly
+the code a live answer goes through. Ids are given out as ``_core.ids`` says. Which
+answers are never stored (a 401, a 529, a stream cut short, a Bedrock throttling
+frame, a gateway's HTML page) is ``_core.storable``'s to say, on the stored form made
+here.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ import base64
 import json
 from typing import TYPE_CHECKING, Any, Final
 
+from .._core.aws_eventstream import CONTENT_TYPE as _EVENT_STREAM
+from .._core.aws_eventstream import HeaderValue, decode_frames, encode_frames
 from .._core.httplib import library_of
 from .._core.ids import give_ids_text, stabilizer
 from .._core.storable import answer_refusal
@@ -26,9 +31,11 @@ if TYPE_CHECKING:  # at run time a response may be httpx2's or httpx's (anthropi
     import httpx2
 
 __all__ = [
+    "parse_frames",
     "parse_sse",
     "passthrough",
     "rebuild_response",
+    "render_frames",
     "render_sse",
     "store_response",
     "store_response_with_ids",
@@ -38,6 +45,8 @@ __all__ = [
 #: Response headers worth keeping; every other one is volatile or re-derived.
 _KEPT_HEADERS: Final = ("content-type", "request-id")
 _SSE: Final = "text/event-stream"
+#: Figures Bedrock adds to ``message_stop`` that differ on every call.
+_PER_CALL_METRICS: Final = ("invocationLatency", "firstByteLatency")
 
 
 def parse_sse(text: str) -> list[dict[str, Any]]:
@@ -97,6 +106,10 @@ def store_response_with_ids(
     stabilize, stored_to_live = stabilizer(seed)
     if content_type.startswith(_SSE):
         stored["events"] = stabilize(parse_sse(response.text))
+    elif content_type.startswith(_EVENT_STREAM) and (
+        frames := _frames_or_none(response.content)
+    ) is not None:
+        stored["frames"] = stabilize(frames)
     elif "json" in content_type and (body := _json_or_none(response.content)) is not None:
         stored["body"] = stabilize(body[0])
     elif (lines := _json_lines(response.content)) is not None:
@@ -127,6 +140,76 @@ def _json_or_none(content: bytes) -> tuple[Any] | None:
         return None
 
 
+def parse_frames(content: bytes) -> list[dict[str, Any]]:
+    """An AWS event stream as ``[{"headers": {...}, "chunk": event}, ...]``: a chunk's
+    base64 ``bytes`` decoded to its JSON event, its ``p`` padding dropped; any other
+    frame (an exception) with its payload as ``body`` (JSON) or ``text``."""
+    frames: list[dict[str, Any]] = []
+    for headers, payload in decode_frames(content):
+        frame: dict[str, Any] = {"headers": {k: _header_json(v) for k, v in headers.items()}}
+        try:
+            body = json.loads(payload) if payload else None
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            body = None
+            frame["text"] = payload.decode("utf-8", "replace")
+        if headers.get(":event-type") == "chunk" and isinstance(body, dict) and "bytes" in body:
+            frame["chunk"] = _without_per_call_metrics(json.loads(base64.b64decode(body["bytes"])))
+        elif "text" not in frame:
+            frame["body"] = body
+        frames.append(frame)
+    return frames
+
+
+def _header_json(value: HeaderValue) -> Any:
+    if isinstance(value, bytes):
+        return {"base64": base64.b64encode(value).decode("ascii")}
+    return value
+
+
+def _header_value(value: Any) -> HeaderValue:
+    if isinstance(value, dict):
+        return base64.b64decode(value["base64"])
+    header: HeaderValue = value
+    return header
+
+
+def _without_per_call_metrics(event: Any) -> Any:
+    metrics = event.get("amazon-bedrock-invocationMetrics") if isinstance(event, dict) else None
+    if isinstance(metrics, dict):
+        kept = {k: v for k, v in metrics.items() if k not in _PER_CALL_METRICS}
+        event = {**event, "amazon-bedrock-invocationMetrics": kept}
+    return event
+
+
+def render_frames(frames: list[dict[str, Any]]) -> bytes:
+    """The stored frames framed again, for the SDK's own event-stream decoder."""
+    framed = []
+    for frame in frames:
+        headers = {k: _header_value(v) for k, v in frame.get("headers", {}).items()}
+        if "chunk" in frame:
+            event = json.dumps(frame["chunk"], separators=(",", ":"), ensure_ascii=False)
+            wrapped = {"bytes": base64.b64encode(event.encode("utf-8")).decode("ascii")}
+            payload = json.dumps(wrapped, separators=(",", ":")).encode("utf-8")
+        elif "text" in frame:
+            payload = str(frame["text"]).encode("utf-8")
+        elif frame.get("body") is None:
+            payload = b""
+        else:
+            payload = json.dumps(frame["body"], separators=(",", ":")).encode("utf-8")
+        framed.append((headers, payload))
+    return encode_frames(framed)
+
+
+
+def _frames_or_none(content: bytes) -> list[dict[str, Any]] | None:
+    """The frames of an AWS event stream, or None if one is cut short or fails its CRC:
+    the body is then kept as bytes, for ``storable`` to refuse by its content type."""
+    try:
+        return parse_frames(content)
+    except ValueError:
+        return None
+
+
 def _json_lines(content: bytes) -> list[Any] | None:
     """The objects of a JSON Lines body, or None if it is anything else."""
     try:
@@ -137,6 +220,8 @@ def _json_lines(content: bytes) -> list[Any] | None:
 
 
 def _render(stored: dict[str, Any]) -> str | bytes:
+    if "frames" in stored:  # framed after the ids are given out (see rebuild_response)
+        return json.dumps(stored["frames"], separators=(",", ":"), ensure_ascii=False)
     if "events" in stored:
         return render_sse(stored["events"])
     if "jsonl" in stored:
@@ -170,6 +255,8 @@ def rebuild_response(
         content = _render(hydrate_json(stored))
     if isinstance(content, str):
         content = give_ids_text(content, fixture_stem, live_ids).encode("utf-8")
+    if "frames" in stored:
+        content = render_frames(json.loads(content))
     headers = dict(stored.get("headers") or {})
     if headers.get("request-id") == RECORDED_REQUEST_ID:
         headers["request-id"] = fresh_request_id()
@@ -180,6 +267,8 @@ def rebuild_response(
 
 
 def usage_of(stored: dict[str, Any]) -> list[dict[str, Any]]:
+    if "frames" in stored:
+        return usage_entries([frame.get("chunk") for frame in stored["frames"]])
     if "events" in stored:
         return usage_entries([e.get("data") for e in stored["events"]])
     if "jsonl" in stored:  # batch results: each succeeded request's message, at batch rates

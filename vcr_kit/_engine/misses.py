@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from .._core.config import replay_mode_forced
+from .._core.platforms import Platform
 from .near_miss import describe_near_miss
 
 __all__ = [
@@ -37,10 +38,17 @@ NEEDS_KEY: Final = (
 )
 
 
-def keyless_missing_message(path: Path, hint: str = "") -> str:
+def keyless_missing_message(path: Path, hint: str = "", platform: Platform | None = None) -> str:
     """A miss where recording was allowed but no key was given: the advice is the key
-    (``VCR_RECORD=1`` is for CI, where it would change nothing here)."""
-    message = f"Fixture missing: {path}.\n{NEEDS_KEY}"
+    (``VCR_RECORD=1`` is for CI, where it would change nothing here); for a cloud
+    client's request, the platform's own credentials."""
+    needs = NEEDS_KEY
+    if platform is not None:
+        needs = (
+            f"Recording it needs {platform.name} credentials: {platform.credentials} "
+            "(no Anthropic API key is needed), and run again."
+        )
+    message = f"Fixture missing: {path}.\n{needs}"
     return f"{message}\n{hint}" if hint else message
 
 

@@ -17,9 +17,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from .._core.config import Mode, Settings, load_settings
-from .._core.credentials import credentials_in, uses_stand_in_key
+from .._core.config import Mode, Settings, cloud_base_urls, load_settings
+from .._core.credentials import credentials_in, has_real_key, uses_stand_in_key
 from .._core.http_request import request_key, with_live_ids
+from .._core.platforms import platform_of
 from .._core.schema import FORMAT_KEY, FORMAT_VERSION, Document, problems
 from .._core.storable import answer_refusal
 from .._ledger.notes import Event, note
@@ -169,7 +170,13 @@ class HttpRecorder:
         return doc
 
     def _check_can_record(self, path: Path, request: httpx2.Request, stored: Any) -> None:
-        if self.can_record and not uses_stand_in_key(request.headers):
+        url = request.url
+        platform = platform_of(url.host, url.port, cloud_base_urls())
+        if not uses_stand_in_key(request.headers) and (
+            # A first-party key comes from the environment (a key written in a test is
+            # often a dummy); a cloud client brings its platform's own credentials.
+            self.can_record or (platform is not None and has_real_key(request.headers))
+        ):
             return
         if self.settings.mode is Mode.RECORD and path.is_file():
             # Not "missing": the file is there, record mode just never replays it.
@@ -181,7 +188,7 @@ class HttpRecorder:
                 path,
             )
         hint = near_miss_hint(path, stored)  # a local miss shows its diff, key or no key
-        raise FixtureMissingError(keyless_missing_message(path, hint), path)
+        raise FixtureMissingError(keyless_missing_message(path, hint, platform), path)
 
     def _answer(
         self, outcome: Outcome | None, path: Path, request: httpx2.Request, ids: dict[str, str]

@@ -14,7 +14,7 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 from .._core.config import Mode, activated, load_dotenv_once, test_project_root
-from .._core.credentials import has_real_credentials, stand_in_key_while
+from .._core.credentials import has_real_credentials, platform_stand_ins, stand_in_key_while
 from .._engine.recorder import HttpRecorder
 from .._ledger import journal as _journal
 from .._seams.intercept import intercepting
@@ -29,7 +29,7 @@ def _replay_credentials(project: Path | None) -> Iterator[bool]:
     ``anthropic.Anthropic()`` in the code under test can be built and replayed."""
     load_dotenv_once(project)
     real = has_real_credentials()
-    with stand_in_key_while(not real):
+    with stand_in_key_while(not real), platform_stand_ins():
         yield real
 
 

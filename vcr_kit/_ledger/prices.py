@@ -98,13 +98,18 @@ PRICES: Final[dict[str, Price]] = {
 }
 
 _SUFFIX = re.compile(r"-(?:\d{8}|latest|v\d+(?::\d+)?)$")
+_GEOGRAPHY = re.compile(r"^(?:us|eu|apac|au|ca|jp|us-gov|global)\.(?=anthropic\.)")
 
 
 @lru_cache(maxsize=256)
 def base_model_id(model: str) -> str:
     """``claude-sonnet-4-5-20250929`` -> ``claude-sonnet-4-5``; ``...-latest`` likewise."""
     model = model.strip().lower()
-    # Bedrock and Vertex spell ids as "anthropic.claude-...-v1:0" and "claude-...@20250929".
+    # Bedrock and Vertex spell ids as "anthropic.claude-...-v1:0" and "claude-...@20250929";
+    # Bedrock's inference profiles add a geography ("us.", "global.") or are ARNs
+    # ("arn:aws:bedrock:...:inference-profile/us.anthropic.claude-...").
+    model = model.rsplit("/", 1)[-1] if model.startswith("arn:") else model
+    model = _GEOGRAPHY.sub("", model)
     model = model.removeprefix("anthropic.").split("@", 1)[0]
     while True:
         shorter = _SUFFIX.sub("", model)

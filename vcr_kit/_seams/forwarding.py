@@ -9,14 +9,17 @@ one whole event at a time; a JSON body once complete (it is one value).
 
 from __future__ import annotations
 
+import base64
 import json
 import re
+import struct
 from typing import Final
 
+from .._core.aws_eventstream import decode_frames, encode_frame
 from .._core.ids import replace_tool_ids, stable_tool_ids
 from .._engine.http_codec import parse_sse, render_sse
 
-__all__ = ["BodyForwarder", "SseForwarder"]
+__all__ = ["BodyForwarder", "EventStreamForwarder", "SseForwarder"]
 
 _EVENT_END: Final = re.compile(rb"\r?\n\r?\n")
 _TOOL_ID_MARK: Final = b"toolu_"  # toolu_, srvtoolu_ and mcptoolu_ all contain it
@@ -74,3 +77,43 @@ class BodyForwarder:
             return body
         value = replace_tool_ids(value, stable_tool_ids(self.seed))
         return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+class EventStreamForwarder:
+    """Whole AWS event-stream frames out as they complete (Bedrock), each chunk's tool
+    ids already the fixture's ones: a Bedrock client quotes them in its next request."""
+
+    def __init__(self, seed: str) -> None:
+        self.pending = b""
+        self.tool_id = stable_tool_ids(seed) if seed else None
+
+    def feed(self, chunk: bytes) -> bytes:
+        self.pending += chunk
+        out: list[bytes] = []
+        while len(self.pending) >= 4:
+            (total,) = struct.unpack_from(">I", self.pending)
+            if total < 16 or len(self.pending) < total:
+                break
+            frame, self.pending = self.pending[:total], self.pending[total:]
+            out.append(self._rewrite(frame))
+        return b"".join(out)
+
+    def flush(self) -> bytes:
+        rest, self.pending = self.pending, b""
+        return rest
+
+    def _rewrite(self, frame: bytes) -> bytes:
+        if self.tool_id is None:
+            return frame
+        try:
+            ((headers, payload),) = decode_frames(frame)
+            wrapped = json.loads(payload)
+            event = base64.b64decode(wrapped["bytes"])
+        except (ValueError, TypeError, KeyError):
+            return frame  # not a chunk with an event: forwarded as it came
+        if _TOOL_ID_MARK not in event:
+            return frame
+        value = replace_tool_ids(json.loads(event), self.tool_id)
+        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        wrapped["bytes"] = base64.b64encode(text).decode("ascii")
+        return encode_frame(headers, json.dumps(wrapped, separators=(",", ":")).encode("utf-8"))

@@ -1,19 +1,26 @@
-"""The connection guard: what the transport seam cannot see, the network still can.
+"""The connection guard: what the seams cannot see, the network still can.
 
-A client that does not send through ``httpx2``/``httpx``'s own network transport (a
-custom transport, ``urllib``, another HTTP library) escapes the seam. While a test
-runs, ``socket.getaddrinfo``, which every such client calls before it connects,
-is watched for Anthropic hosts: in replay mode the look-up fails with
-``FixtureMissingError`` (no request ever reaches the network), in the other modes
-it is noted in the journal as a live call, so the summary and
-``assertNoLiveCalls()`` show it. vcr_kit's own live calls (recording, mode
-``off``) pass untouched. A connection is looked up once and may carry many
-requests, so this is a net under the seam, not a second seam.
+A client that does not send through ``httpx2``/``httpx``'s own network transport or
+aiohttp (a custom transport, ``urllib``, another HTTP library) escapes the seams.
+While a test runs, two places every such client passes are watched: the name
+look-up (``socket.getaddrinfo``) for Anthropic host names, and the connection itself
+(``socket.socket.connect`` and ``connect_ex``, which asyncio's ``sock_connect`` and
+every blocking client call) for addresses: a numeric host (``127.0.0.1:PORT`` or
+``[::1]`` as ``ANTHROPIC_BASE_URL``, a gateway at ``10.0.0.5``) is never looked up
+by asyncio or aiohttp, so only the connection shows it. In replay mode the
+look-up or the connection fails with ``FixtureMissingError`` (no request ever
+reaches the network); in the other modes it is noted in the journal as a live
+call, so the summary and ``assertNoLiveCalls()`` show it. vcr_kit's own live calls
+(recording, mode ``off``) and a test's own servers on other ports pass untouched.
+A connection may carry many requests, so this is a net under the seams, not a
+seam.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import socket
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -35,20 +42,57 @@ class Interception(Protocol):
 
     def hosts(self) -> HostSet: ...
 
+
 __all__ = ["install", "uninstall", "unwrapped_client_message"]
 
 _lock = threading.Lock()
 _original: list[Callable[..., Any]] = []
+#: socket.socket's own connect methods (inherited from _socket.socket: None) while patched.
+_connect_saved: dict[str, Any] = {}
+#: Modules between a client and the socket: the one that asked is the first other one.
+_PLUMBING = frozenset(
+    {
+        "socket", "ssl", "asyncio", "selectors", "concurrent", "threading", "contextlib",
+        "functools", "http", "httpcore", "anyio", "sniffio", "h11", "vcr_kit",
+    }
+)  # fmt: skip
 
 
-def unwrapped_client_message(host: str, port: object) -> str:
+def unwrapped_client_message(host: str, port: object, opener: str | None = None) -> str:
+    """What a refused connection says: which client opened it, when that can be told
+    from the stack, and the way out that fits that client."""
+    who = f"{opener}, an HTTP client" if opener else "an HTTP client"
+    top = (opener or "").split(".", 1)[0]
+    if top in ("httpx", "httpx2"):
+        way_out = (
+            f"It came from {who} vcr_kit could not wrap (one built on its own transport, "
+            f"not {top}'s), so no fixture could be looked up for it. Give that client a "
+            "vcr_kit.VCRTransport or build it with vcr_kit.client(), or run the process "
+            "through the proxy (python -m vcr_kit run -- ...)."
+        )
+    else:
+        way_out = (
+            f"It came from {who} vcr_kit could not wrap (one that does not send "
+            "through httpx2's or httpx's own transport or through aiohttp), so no fixture "
+            "could be looked up for it. Send it through httpx2, httpx or aiohttp (e.g. "
+            "build it with vcr_kit.client()), or run the process through the proxy "
+            "(python -m vcr_kit run -- ...), which records any client."
+        )
     return (
-        f"Fixture missing: vcr_kit refused a connection to {host}:{port} in replay mode. "
-        "It came from an HTTP client vcr_kit could not wrap (one that does not send "
-        "through httpx2's or httpx's own transport), so no fixture could be looked up "
-        "for it. Build that client with vcr_kit.client() or give it a vcr_kit.VCRTransport, "
-        "or run the process through the proxy (python -m vcr_kit run -- ...)."
+        f"Fixture missing: vcr_kit refused a connection to {host}:{port} in replay mode. " + way_out
     )
+
+
+def _opener() -> str | None:
+    """The module that asked for the connection: the first one up the stack that is
+    not socket, TLS, event-loop or HTTP plumbing."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        name = str(frame.f_globals.get("__name__", ""))
+        if name and name.split(".", 1)[0] not in _PLUMBING:
+            return name
+        frame = frame.f_back  # type: ignore[assignment]
+    return None
 
 
 def install(current: Callable[[], Interception | None]) -> None:
@@ -57,20 +101,32 @@ def install(current: Callable[[], Interception | None]) -> None:
             return
         original = socket.getaddrinfo
         _original.append(original)
+        _install_connect(current)
 
     def getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
         session = current()
         if session is not None and host and not in_live_call() and not live_calls_in_flight():
             name = host.decode("ascii", "replace") if isinstance(host, bytes) else str(host)
             number = _port_number(port)
-            # A vcr_kit proxy of this process (a test's vcr_proxy) records what reaches it.
-            if not is_local_proxy(name, number) and session.hosts().matches(
-                name, number, "https" if number == 443 else "http"
+            # A vcr_kit proxy of this process (a test's vcr_proxy) records what reaches it;
+            # an address (no name to look up) is the connection's to judge, once.
+            if (
+                not _is_address(name)
+                and not is_local_proxy(name, number)
+                and session.hosts().matches(name, number, "https" if number == 443 else "http")
             ):
                 _refuse_or_note(session, name, port)
         return original(host, port, *args, **kwargs)
 
     socket.getaddrinfo = getaddrinfo
+
+
+def _is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return True
 
 
 def _port_number(port: Any) -> int | None:
@@ -80,10 +136,45 @@ def _port_number(port: Any) -> int | None:
         return {"https": 443, "http": 80}.get(str(port))
 
 
+def _install_connect(current: Callable[[], Interception | None]) -> None:
+    for name in ("connect", "connect_ex"):
+        original = getattr(socket.socket, name)
+        _connect_saved[name] = socket.socket.__dict__.get(name)
+        setattr(socket.socket, name, _watched_connect(original, current))
+
+
+def _watched_connect(
+    original: Callable[..., Any], current: Callable[[], Interception | None]
+) -> Callable[..., Any]:
+    def connect(sock: socket.socket, address: Any, /) -> Any:
+        session = current()
+        if (
+            session is not None
+            and sock.family in (socket.AF_INET, socket.AF_INET6)
+            and isinstance(address, tuple)
+            and not in_live_call()
+            and not live_calls_in_flight()
+        ):
+            host, number = str(address[0]).lower(), _port_number(address[1])
+            if not is_local_proxy(host, number) and session.hosts().matches(
+                host, number, "https" if number == 443 else "http"
+            ):
+                shown = f"[{host}]" if ":" in host else host
+                try:
+                    _refuse_or_note(session, shown, number)
+                except BaseException:
+                    sock.close()  # the caller closes its socket on OSError only
+                    raise
+        return original(sock, address)
+
+    connect.__name__ = original.__name__
+    return connect
+
+
 def _refuse_or_note(session: Interception, host: str, port: Any) -> None:
     if session.recorder.settings.mode is Mode.REPLAY:
         note(Event.MISSING, None, detail=f"connection to {host}:{port}")
-        raise deliver(FixtureMissingError(unwrapped_client_message(host, port)))
+        raise deliver(FixtureMissingError(unwrapped_client_message(host, port, _opener())))
     note(
         Event.LIVE,
         None,
@@ -95,3 +186,9 @@ def uninstall() -> None:
     with _lock:
         if _original:
             socket.getaddrinfo = _original.pop()
+        for name, own in _connect_saved.items():
+            if own is None:
+                delattr(socket.socket, name)
+            else:
+                setattr(socket.socket, name, own)
+        _connect_saved.clear()

@@ -1,9 +1,12 @@
 """Which hosts are "the Anthropic API": the only ones the seam ever touches.
 
 ``api.anthropic.com``, the host of ``ANTHROPIC_BASE_URL`` (a gateway, a proxy, a test
-server), every host listed in ``VCR_HOSTS`` (comma-separated, ``host``,
-``host:port`` or a URL), and the hosts a test class or pytest marker adds. An entry
-with a port matches that port only; without one, any port of that host.
+server), the cloud platforms' hosts (Bedrock, Vertex, Foundry, ...: see
+``_core.platforms``) and the hosts of their base-URL variables
+(``ANTHROPIC_BEDROCK_BASE_URL``, ...), every host listed in ``VCR_HOSTS``
+(comma-separated, ``host``, ``host:port`` or a URL), and the hosts a test class or
+pytest marker adds. An entry with a port matches that port only; without one, any
+port of that host.
 Read on every request (tests change the environment between cases), parsed once
 per distinct value.
 """
@@ -16,10 +19,11 @@ from functools import lru_cache
 from typing import Final
 from urllib.parse import urlsplit
 
-from .._core.config import host_variables
+from .._core.config import cloud_base_urls, host_variables
+from .._core.platforms import Platform, platform_of, platform_of_host
 from ..errors import ConfigError
 
-__all__ = ["DEFAULT_HOST", "HostSet", "anthropic_hosts", "parse_host"]
+__all__ = ["DEFAULT_HOST", "HostSet", "anthropic_hosts", "cloud_platform", "parse_host"]
 
 DEFAULT_HOST: Final = "api.anthropic.com"
 _DEFAULT_PORTS: Final = {"http": 80, "https": 443}
@@ -59,7 +63,7 @@ class HostSet:
         if host in self._any_port:
             return True
         effective = port if port is not None else _DEFAULT_PORTS.get(scheme)
-        return (host, effective) in self.entries
+        return (host, effective) in self.entries or platform_of_host(host) is not None
 
     def names(self) -> list[str]:
         return sorted(host if port is None else f"{host}:{port}" for host, port in self.entries)
@@ -69,11 +73,14 @@ class HostSet:
 
 
 @lru_cache(maxsize=64)
-def _host_set(base_url: str, listed: str, extra: tuple[str, ...]) -> HostSet:
+def _host_set(
+    base_url: str, listed: str, extra: tuple[str, ...], clouds: tuple[tuple[str, str], ...]
+) -> HostSet:
     entries: list[HostEntry] = [(DEFAULT_HOST, None)]
-    if base_url:
-        with contextlib.suppress(ConfigError):  # the SDK refuses it with its own message
-            entries.append(parse_host(base_url, "ANTHROPIC_BASE_URL"))
+    for variable, url in (("ANTHROPIC_BASE_URL", base_url), *clouds):
+        if url:
+            with contextlib.suppress(ConfigError):  # the SDK refuses it with its own message
+                entries.append(parse_host(url, variable))
     entries.extend(parse_host(item, "VCR_HOSTS") for item in listed.split(",") if item.strip())
     entries.extend(parse_host(item, "vcr_hosts") for item in extra)
     return HostSet(entries)
@@ -82,4 +89,9 @@ def _host_set(base_url: str, listed: str, extra: tuple[str, ...]) -> HostSet:
 def anthropic_hosts(extra: Iterable[str] = ()) -> HostSet:
     """The hosts to record and replay, as the environment says now, plus ``extra``."""
     base_url, listed = host_variables()
-    return _host_set(base_url, listed, tuple(extra))
+    return _host_set(base_url, listed, tuple(extra), cloud_base_urls())
+
+
+def cloud_platform(host: str, port: int | None) -> Platform | None:
+    """The cloud platform a request to ``host:port`` goes to, or None (first party)."""
+    return platform_of(host, port, cloud_base_urls())

@@ -15,24 +15,29 @@ every client whose transport never reaches the network (a test's own
 
 Installed when the first test starts and removed when the last one ends (failing
 tests included), so outside tests every client behaves as if vcr_kit were not
-installed. While installed, a connection guard (``guard``) catches what the
-seam cannot see: in replay mode no connection to an Anthropic host is made, and
-in the other modes such a connection is noted in the journal as a live call.
+installed. Installed with it: the aiohttp seam (``aiohttp_seam``, which takes the
+same requests), the cloud clients' credential stand-ins (``cloud_credentials``),
+and a connection guard (``guard``) that catches what the seams cannot see: in
+replay mode no connection to an Anthropic host or address is made, and in the
+other modes such a connection is noted in the journal as a live call.
 """
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from .._core.httplib import loaded_libraries
+from .._core.httplib import SDK_LIBRARY_NAMES, loaded_libraries
 from .._engine.live import in_live_call, to_local_proxy
 from .._engine.recorder import HttpRecorder
-from . import guard, lazytls
+from . import aiohttp_seam, cloud_credentials, guard, lazytls
 from .hosts import HostSet, anthropic_hosts
+from .on_import import PatchOnImport
 from .sdk_credentials import filling_credentials
 from .sdk_errors import delivered, install_error_passage
 
@@ -67,6 +72,8 @@ _lock = threading.RLock()
 _active: list[Interception] = []
 # (class, attribute name) -> the function in the class's own __dict__, or None if inherited.
 _saved: dict[tuple[type[Any], str], Any] = {}
+#: library name -> the import hook that patches it if a test imports it.
+_finders: dict[str, PatchOnImport] = {}
 
 
 def current() -> Interception | None:
@@ -114,15 +121,31 @@ def _patch(
 def _install() -> None:
     libraries = loaded_libraries()
     for library in libraries:
-        _patch(library.HTTPTransport, "handle_request", _sync_seam)
-        _patch(library.AsyncHTTPTransport, "handle_async_request", _async_seam)
+        _patch_library(library)
+    # One imported while a test runs (litellm imports httpx on first use) is patched then.
+    for name in SDK_LIBRARY_NAMES:
+        if name not in sys.modules and name not in _finders:
+            _finders[name] = PatchOnImport(name, _patch_library)
     lazytls.install(libraries)  # clients built during the test set up TLS only if they go live
     install_error_passage()  # a no-op until the SDK is loaded; see _sdkpatch
+    cloud_credentials.install(current)  # the cloud clients sign nothing while replaying
+    aiohttp_seam.install(current)  # now if aiohttp is loaded, else when it is imported
     guard.install(current)
 
 
+def _patch_library(library: ModuleType) -> None:
+    with _lock:
+        _patch(library.HTTPTransport, "handle_request", _sync_seam)
+        _patch(library.AsyncHTTPTransport, "handle_async_request", _async_seam)
+
+
 def _uninstall() -> None:
+    for finder in _finders.values():
+        finder.remove()
+    _finders.clear()
     guard.uninstall()
+    aiohttp_seam.uninstall()
+    cloud_credentials.uninstall()
     lazytls.uninstall()
     for (cls, name), own in _saved.items():
         if own is None:

@@ -30,7 +30,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
-from .._core.config import Mode, base_url, base_url_set_to
+from .._core.config import Mode, base_url, base_url_set_to, bedrock_upstream
 from .._core.credentials import has_real_key
 from .._core.http_request import request_key
 from .._core.httplib import sdk_library
@@ -38,7 +38,8 @@ from .._engine.live import add_local_proxy, remove_local_proxy
 from .._engine.recorder import NOT_RECORDED, HttpRecorder
 from .._ledger.notes import Event, note
 from ..errors import VCRError
-from .forwarding import BodyForwarder, SseForwarder
+from .aws_signing import signed_headers
+from .forwarding import BodyForwarder, EventStreamForwarder, SseForwarder
 
 __all__ = ["DEFAULT_UPSTREAM", "Proxy", "ProxyError", "proxy", "proxy_for_test"]
 
@@ -126,6 +127,8 @@ class Proxy:
         # Resolved now, before a caller points ANTHROPIC_BASE_URL at this proxy.
         self.upstream = upstream or base_url() or DEFAULT_UPSTREAM
         self.upstream = self.upstream.rstrip("/")
+        #: Where Bedrock requests (Claude Code with CLAUDE_CODE_USE_BEDROCK) go, signed.
+        self.bedrock_url, self.bedrock_control_url, self.bedrock_region = bedrock_upstream()
         self.log = log
         self.body_timeout = body_timeout
         self.recorder = HttpRecorder(mode=mode, fixtures_dir=fixtures_dir)
@@ -431,7 +434,9 @@ class _Exchange:
             headers=self.headers,
             content=self.body,
         )
-        real_key = has_real_key(request.headers)
+        # A Bedrock request carries no key (CLAUDE_CODE_SKIP_BEDROCK_AUTH): the proxy signs
+        # it with this machine's AWS credentials when it records.
+        real_key = has_real_key(request.headers) or _to_bedrock(request.url.path)
         recorder = self.proxy.recorder if real_key else self.proxy.keyless_recorder
         self.request, self.recorder = request, recorder
         try:
@@ -492,12 +497,17 @@ class _Exchange:
         headers.append(("accept-encoding", "identity"))
         # `request`, not the client's bytes: the recorder has put back the live ids that
         # the ids it gave out stand for (a thread's next turn, a batch's retrieve).
-        upstream = lib.Request(
-            request.method,
-            self.proxy.upstream + request.url.raw_path.decode("ascii"),
-            headers=[(k, v) for k, v in headers if k.lower() != "content-length"],
-            content=request.content,
-        )
+        path = request.url.raw_path.decode("ascii")
+        headers = [(k, v) for k, v in headers if k.lower() != "content-length"]
+        url = self.proxy.upstream + path
+        if _to_bedrock(request.url.path):
+            is_runtime = request.url.path.startswith("/model/")
+            base = self.proxy.bedrock_url if is_runtime else self.proxy.bedrock_control_url
+            url = base + path
+            headers = signed_headers(
+                request.method, url, headers, request.content, self.proxy.bedrock_region
+            )
+        upstream = lib.Request(request.method, url, headers=headers, content=request.content)
         response = self.proxy.client.send(upstream, stream=True)
         try:
             kept = [
@@ -505,9 +515,13 @@ class _Exchange:
             ]
             self.forwarded = True
             self.handler.send_head(response.status_code, kept, None)
-            is_sse = response.headers.get("content-type", "").startswith("text/event-stream")
+            content_type = response.headers.get("content-type", "")
             seed = self.fixture_name()
-            transform = SseForwarder(seed) if is_sse else BodyForwarder(seed)
+            transform: SseForwarder | EventStreamForwarder | BodyForwarder = BodyForwarder(seed)
+            if content_type.startswith("text/event-stream"):
+                transform = SseForwarder(seed)
+            elif content_type.startswith("application/vnd.amazon.eventstream"):
+                transform = EventStreamForwarder(seed)  # Bedrock: frames, not SSE events
             buffered: list[bytes] = []
             for chunk in response.iter_bytes():
                 buffered.append(chunk)
@@ -528,6 +542,12 @@ def _bad_framing(problem: str) -> _BadRequest:
         "invalid_request_error",
         f"vcr_kit proxy cannot read the request: {problem} Nothing was sent upstream.",
     )
+
+
+def _to_bedrock(path: str) -> bool:
+    """Claude Code on Bedrock: the runtime's ``/model/<id>/invoke...`` and the control
+    plane's ``/inference-profiles``, which it asks first."""
+    return path.startswith("/model/") or path.rstrip("/") == "/inference-profiles"
 
 
 @contextlib.contextmanager

@@ -1,0 +1,228 @@
+"""Record and replay requests sent with ``aiohttp``: a seam of its own.
+
+``aiohttp`` has no transport object to patch the way ``httpx2``/``httpx`` have, and
+every client built on it (a plain ``aiohttp.ClientSession``, the SDK's own
+``DefaultAioHttpClient``, litellm's aiohttp transport) sends through
+``ClientSession._request``: that is the seam. A request the running test wants (the
+same rules as the transport seam: an Anthropic host, or the ``anthropic-version``
+header) is handed to ``HttpRecorder.ahandle`` as an ``httpx2`` request; the answer
+comes back as a real ``aiohttp.ClientResponse`` whose payload stream holds the
+replayed bytes, so ``read()``, ``json()``, ``content.iter_chunked()`` and SSE
+parsing run aiohttp's own code.
+
+vcr_kit never imports aiohttp: when it is already loaded as a test starts, it is
+patched then; otherwise an import hook patches it the moment something imports it
+(while a test runs), and goes away with the other seams.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import sys
+import threading
+from collections.abc import Callable
+from http import HTTPStatus
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Protocol
+
+from .._core.httplib import sdk_library
+from .._engine.live import in_live_call
+from .._engine.recorder import HttpRecorder
+from .on_import import PatchOnImport
+from .sdk_errors import delivered
+
+if TYPE_CHECKING:
+    import httpx2
+
+__all__ = ["install", "is_patched", "uninstall"]
+
+#: Headers of a live answer that no longer hold once its body is read and decoded.
+_FRAMING_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
+#: ``_request`` arguments that build the request itself; the others (timeouts, TLS,
+#: proxies) are passed on to the live call unchanged.
+_REQUEST_ARGUMENTS = frozenset({"params", "data", "json", "headers"})
+
+
+class Interception(Protocol):
+    """What the seam needs of the running test's interception (see ``intercept``)."""
+
+    @property
+    def recorder(self) -> HttpRecorder: ...
+
+    def wants(self, request: httpx2.Request) -> bool: ...
+
+
+_lock = threading.RLock()
+_saved: list[tuple[type[Any], Any]] = []
+_finder: list[PatchOnImport] = []
+
+
+def install(current: Callable[[], Interception | None]) -> None:
+    """Patch aiohttp now if it is loaded, else as soon as it is imported."""
+    with _lock:
+        if _saved or _finder:
+            return
+        if "aiohttp.client" in sys.modules:
+            _patch(sys.modules["aiohttp.client"], current)
+            return
+        _finder.append(PatchOnImport("aiohttp.client", lambda module: _patch(module, current)))
+
+
+def uninstall() -> None:
+    with _lock:
+        for finder in _finder:
+            finder.remove()
+        _finder.clear()
+        for cls, own in _saved:
+            cls._request = own
+        _saved.clear()
+
+
+def is_patched() -> bool:
+    return bool(_saved)
+
+
+def _patch(client_module: ModuleType, current: Callable[[], Interception | None]) -> None:
+    with _lock:
+        if _saved:
+            return
+    cls = client_module.ClientSession
+    own = cls.__dict__["_request"]
+    _saved.append((cls, own))
+    cls._request = _seam(own, current)
+
+
+def _seam(original: Callable[..., Any], current: Callable[[], Interception | None]) -> Any:
+    async def _request(self: Any, method: str, str_or_url: Any, **kwargs: Any) -> Any:
+        session = current()
+        if session is None or in_live_call():
+            return await original(self, method, str_or_url, **kwargs)
+        request = _as_request(self, method, str_or_url, kwargs)
+        if request is None or not session.wants(request):
+            return await original(self, method, str_or_url, **kwargs)
+        passed_on = {k: v for k, v in kwargs.items() if k not in _REQUEST_ARGUMENTS}
+
+        async def live(sent: httpx2.Request) -> httpx2.Response:
+            return await _send_live(original, self, sent, passed_on)
+
+        with delivered():
+            answer = await session.recorder.ahandle(request, live)
+        response = _as_client_response(self, request, answer)
+        check = kwargs.get("raise_for_status")
+        if check is None:
+            check = self._raise_for_status
+        if check is True:
+            response.raise_for_status()
+        elif callable(check):
+            await check(response)
+        return response
+
+    return _request
+
+
+def _as_request(session: Any, method: str, str_or_url: Any, kwargs: dict[str, Any]) -> Any:
+    """The ``httpx2`` request aiohttp would send, or None if its body is not bytes
+    vcr_kit can key (a form, a stream): such a request is left to the guard."""
+    from yarl import URL
+
+    url = session._build_url(str_or_url) if hasattr(session, "_build_url") else URL(str_or_url)
+    params = kwargs.get("params")
+    if params:
+        url = url.extend_query(params)
+    headers = session._prepare_headers(kwargs.get("headers"))
+    data, body = kwargs.get("data"), kwargs.get("json")
+    content: bytes
+    if body is not None:
+        content = session._json_serialize(body).encode("utf-8")
+        headers.setdefault("Content-Type", "application/json")
+    elif data is None:
+        content = b""
+    elif isinstance(data, str):
+        content = data.encode("utf-8")
+    elif isinstance(data, (bytes, bytearray, memoryview)):
+        content = bytes(data)
+    else:
+        return None
+    library = sdk_library()
+    return library.Request(method.upper(), str(url), headers=list(headers.items()), content=content)
+
+
+async def _send_live(
+    original: Callable[..., Any], session: Any, sent: httpx2.Request, passed_on: dict[str, Any]
+) -> httpx2.Response:
+    """vcr_kit's live call through aiohttp itself, read to the end and decoded."""
+    options = {**passed_on, "auto_decompress": True, "raise_for_status": False}
+    headers = [(k, v) for k, v in sent.headers.multi_items() if k.lower() != "content-length"]
+    response = await original(
+        session, sent.method, str(sent.url), headers=headers, data=sent.content or None, **options
+    )
+    try:
+        body = await response.read()
+    finally:
+        response.release()
+    kept = [(k, v) for k, v in response.headers.items() if k.lower() not in _FRAMING_HEADERS]
+    library = sdk_library()
+    answer: httpx2.Response = library.Response(
+        response.status, headers=kept, content=body, request=sent
+    )
+    return answer
+
+
+def _as_client_response(session: Any, request: httpx2.Request, answer: httpx2.Response) -> Any:
+    """A real ``aiohttp.ClientResponse`` whose payload is ``answer``'s bytes."""
+    from aiohttp import ClientResponse, RequestInfo
+    from aiohttp.client_proto import ResponseHandler
+    from aiohttp.helpers import TimerNoop
+    from aiohttp.http import HttpVersion11
+    from aiohttp.streams import StreamReader
+    from multidict import CIMultiDict, CIMultiDictProxy
+    from yarl import URL
+
+    loop = asyncio.get_running_loop()
+    url = URL(str(request.url))
+    sent_headers = CIMultiDictProxy(CIMultiDict(request.headers.multi_items()))
+    offered: dict[str, Any] = {
+        "writer": None,
+        "continue100": None,
+        "timer": TimerNoop(),
+        "request_info": RequestInfo(url, request.method, sent_headers, url),
+        "traces": [],
+        "loop": loop,
+        "session": session,
+        "stream_writer": _NothingLeftToWrite(),
+    }
+    accepted = _constructor_parameters(ClientResponse)
+    response = ClientResponse(
+        request.method, url, **{k: v for k, v in offered.items() if k in accepted}
+    )
+    headers = [(k, v) for k, v in answer.headers.multi_items()]
+    response.version = HttpVersion11
+    response.status = answer.status_code
+    try:
+        response.reason = HTTPStatus(answer.status_code).phrase
+    except ValueError:
+        response.reason = ""
+    response._headers = CIMultiDictProxy(CIMultiDict(headers))
+    response._raw_headers = tuple((k.encode("latin-1"), v.encode("latin-1")) for k, v in headers)
+    stream = StreamReader(ResponseHandler(loop=loop), 2**16, loop=loop)
+    stream.feed_data(answer.content)
+    stream.feed_eof()
+    response.content = stream
+    return response
+
+
+class _NothingLeftToWrite:
+    """The request writer of a replayed answer: nothing was sent."""
+
+    output_size = 0
+
+
+_parameters: dict[type[Any], frozenset[str]] = {}
+
+
+def _constructor_parameters(cls: type[Any]) -> frozenset[str]:
+    """``ClientResponse``'s keyword arguments differ between aiohttp releases."""
+    if cls not in _parameters:
+        _parameters[cls] = frozenset(inspect.signature(cls.__init__).parameters)
+    return _parameters[cls]

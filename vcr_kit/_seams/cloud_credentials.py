@@ -1,0 +1,136 @@
+"""Credentials of the SDK's cloud clients (Bedrock, Vertex, Google Cloud, AWS), only
+while a test runs.
+
+Each signs or authenticates a request in its ``_prepare_request``: SigV4 from AWS
+credentials, a Google access token, looked up when the request is built. A replay
+sends nothing anywhere, so while a test runs that step is wrapped: in replay mode it
+is skipped (no credential look-up, no metadata server, no boto3 or google-auth
+call) and the request carries vcr_kit's stand-in instead; in the other modes the
+platform's own step runs, and only if it finds no credentials is the stand-in
+given, so that a recorded fixture still replays and a missing one says what
+recording needs. The stand-in is never sent upstream: the recorder refuses to
+record with it. Foundry takes its key when built: the session sets a stand-in
+``ANTHROPIC_FOUNDRY_API_KEY`` (see ``_core.credentials``).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import sys
+import threading
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any, Protocol
+
+from .._core.config import Mode
+from .._core.credentials import REPLAY_API_KEY
+from .._core.platforms import PLATFORMS
+from .._engine.recorder import HttpRecorder
+from .on_import import PatchOnImport
+
+__all__ = ["install", "uninstall"]
+
+#: Modules whose errors mean "no credentials here" (or no library to find them with).
+_CREDENTIAL_LIBRARIES = frozenset({"botocore", "boto3", "google"})
+
+
+class Interception(Protocol):
+    @property
+    def recorder(self) -> HttpRecorder: ...
+
+
+_lock = threading.RLock()
+_saved: dict[type[Any], Any] = {}
+_finder: list[PatchOnImport] = []
+
+
+def install(current: Callable[[], Interception | None]) -> None:
+    """Wrap every cloud client class's ``_prepare_request``: now if the SDK is loaded,
+    else as soon as it is imported."""
+    anthropic = sys.modules.get("anthropic")
+    with _lock:
+        if anthropic is None:
+            if not _finder:
+                _finder.append(PatchOnImport("anthropic", lambda module: _patch(module, current)))
+            return
+        _patch(anthropic, current)
+
+
+def _patch(anthropic: ModuleType, current: Callable[[], Interception | None]) -> None:
+    with _lock:
+        for platform in PLATFORMS:
+            for name in platform.clients:
+                cls = getattr(anthropic, name, None)
+                if cls is None or cls in _saved or "_prepare_request" not in cls.__dict__:
+                    continue
+                own = cls.__dict__["_prepare_request"]
+                _saved[cls] = own
+                cls._prepare_request = _wrapped(own, current)
+
+
+def uninstall() -> None:
+    with _lock:
+        for finder in _finder:
+            finder.remove()
+        _finder.clear()
+        for cls, own in _saved.items():
+            cls._prepare_request = own
+        _saved.clear()
+
+
+def _replaying(current: Callable[[], Interception | None]) -> bool:
+    session = current()
+    return session is not None and session.recorder.settings.mode is Mode.REPLAY
+
+
+def _missing_credentials(exc: Exception) -> bool:
+    """The platform's step failed for want of credentials (or of the library that
+    finds them), not for a fault of the request."""
+    if isinstance(exc, ImportError):
+        return True
+    if type(exc).__module__.split(".", 1)[0] in _CREDENTIAL_LIBRARIES:
+        return True
+    text = str(exc).lower()
+    return isinstance(exc, RuntimeError) and ("credentials" in text or "token" in text)
+
+
+def _stand_in(request: Any) -> None:
+    if "authorization" not in request.headers:
+        request.headers["Authorization"] = f"Bearer {REPLAY_API_KEY}"
+
+
+def _wrapped(own: Callable[..., Any], current: Callable[[], Interception | None]) -> Any:
+    if inspect.iscoroutinefunction(own):
+
+        @functools.wraps(own)
+        async def aprepare(self: Any, request: Any) -> None:
+            if current() is None:
+                await own(self, request)
+            elif _replaying(current):
+                _stand_in(request)
+            else:
+                try:
+                    await own(self, request)
+                except Exception as exc:
+                    if not _missing_credentials(exc):
+                        raise
+                    _stand_in(request)
+
+        return aprepare
+
+    @functools.wraps(own)
+    def prepare(self: Any, request: Any) -> None:
+        if current() is None:
+            own(self, request)
+        elif _replaying(current):
+            _stand_in(request)
+        else:
+            try:
+                own(self, request)
+            except Exception as exc:
+                if not _missing_credentials(exc):
+                    raise
+                _stand_in(request)
+
+    return prepare
