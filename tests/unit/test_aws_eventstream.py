@@ -139,11 +139,40 @@ class StoredFramesTest(unittest.TestCase):
         )
         self.assertIsNone(store_response(response, seed="post-model-x-invoke-0"))
 
+    def test_a_stream_without_its_final_event_or_cut_short_is_never_stored(self) -> None:
+        from vcr_kit._core.httplib import sdk_library
+        from vcr_kit._core.storable import answer_refusal
+        from vcr_kit._engine.http_codec import store_response, store_response_with_ids
+
+        http = sdk_library()
+        whole = bedrock_chunk({"type": "ping"}) + bedrock_chunk({"type": "message_stop"})
+        headers = {"content-type": "application/vnd.amazon.eventstream"}
+        complete = http.Response(200, headers=headers, content=whole)
+        self.assertIsNotNone(store_response(complete, seed="s"))
+        for content, reason in [
+            (
+                bedrock_chunk({"type": "ping"}),
+                "the stream ended after 1 events, before its final event (message_stop)",
+            ),
+            (whole[:-7], "an AWS event stream cut short or failing its CRC check"),
+        ]:
+            with self.subTest(reason=reason):
+                response = http.Response(200, headers=headers, content=content)
+                self.assertIsNone(store_response(response, seed="s"))
+                refusal = answer_refusal(store_response_with_ids(response, seed="s")[0])
+                self.assertEqual(refusal and refusal.reason, reason)
+
     def test_fixture_check_reads_frames(self) -> None:
         from vcr_kit._core.kinds import KINDS
 
         request = {"method": "POST", "path": "/model/m/invoke-with-response-stream", "body": {}}
-        good = {"status": 200, "frames": [{"headers": CHUNK, "chunk": {"type": "ping"}}]}
+        good = {
+            "status": 200,
+            "frames": [
+                {"headers": CHUNK, "chunk": {"type": "ping"}},
+                {"headers": CHUNK, "chunk": {"type": "message_stop"}},
+            ],
+        }
         bad = {"status": 200, "frames": [{"headers": CHUNK}, "x"]}
         found: list[str] = []
         KINDS["http"].check(request, good, "", True, found)
@@ -169,7 +198,10 @@ class ForwardedFramesTest(unittest.TestCase):
             "index": 0,
             "content_block": {"type": "tool_use", "id": "toolu_01LiveAbc", "name": "Bash"},
         }
-        live = bedrock_chunk({"type": "ping"}) + bedrock_chunk(start) + bedrock_chunk({"a": 1})
+        live = b"".join(
+            bedrock_chunk(event)
+            for event in ({"type": "ping"}, start, {"a": 1}, {"type": "message_stop"})
+        )
         seed = "post-model-m-invoke-with-response-stream-0123456789ab"
         forwarder = EventStreamForwarder(seed)
         pieces = [live[i : i + 7] for i in range(0, len(live), 7)]

@@ -73,7 +73,7 @@ class PlatformSecretsTest(unittest.TestCase):
             "api-key": "foundry-" + "k" * 20,
         }
         labels = [label for label, _ in credentials_in(headers)]
-        self.assertEqual(
+        self.assertCountEqual(
             labels,
             ["the authorization header", "the api-key header", "the x-amz-security-token header"],
         )
