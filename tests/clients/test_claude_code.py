@@ -1,0 +1,142 @@
+"""Claude Code anywhere: a session recorded in one repository replays offline in another
+repository, on another machine and day, with no key.
+
+Recorded through ``vcr_kit run`` against the loopback server in repository A (branch
+``main``, user alice, TZ UTC, SHELL bash), replayed under ``unshare -n`` with
+``CI=true`` and no key in repository B (another branch, user, commits, status, path
+depth, HOME, TZ and SHELL). Runs in the ``clients`` tox env with the Node clients of
+``test_clients_node.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tests.clients.test_clients_node import KEY, ClientTestCase
+from tests.clients.test_proxy import offline
+from tests.support.env import environ_without_vcr, run_captured, temp_dir
+
+ROOT = Path(__file__).resolve().parents[2]
+UNREACHABLE = "http://127.0.0.1:9"
+
+
+@dataclass(frozen=True)
+class Setup:
+    """Who and where a session runs: the repository's branch, git user and depth below
+    the scratch folder, and the shell and time zone."""
+
+    branch: str
+    user: str
+    depth: tuple[str, ...]
+    tz: str
+    shell: str
+
+
+A = Setup(branch="main", user="alice", depth=("a",), tz="UTC", shell="/bin/bash")
+B = Setup(
+    branch="feature/elsewhere", user="bob", depth=("x", "y", "z"), tz="Asia/Tokyo",
+    shell="/usr/bin/zsh",
+)  # fmt: skip
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+
+
+class ClaudeCodeTestCase(ClientTestCase):
+    #: Whether the scratch folder is a git repository (Claude Code then describes it).
+    in_git = True
+
+    def scratch_repo(self, setup: Setup) -> tuple[Path, dict[str, str]]:
+        """A git repository with a CLAUDE.md, two commits by ``setup.user`` and a file
+        not yet added, and an environment with its own HOME, TZ and SHELL."""
+        base = temp_dir(self, prefix="vcr-cc-")
+        repo = base.joinpath(*setup.depth, "repo")
+        repo.mkdir(parents=True)
+        (base / "home").mkdir()
+        if not self.in_git:
+            (repo / "CLAUDE.md").write_text("Answer briefly.\n", encoding="utf-8")
+            return repo, self.environment(base, setup)
+        git(repo, "init", "-q", "-b", setup.branch)
+        git(repo, "config", "user.name", setup.user)
+        git(repo, "config", "user.email", f"{setup.user}@example.com")
+        (repo / "CLAUDE.md").write_text("Answer briefly.\n", encoding="utf-8")
+        (repo / "notes.txt").write_text("first line\n", encoding="utf-8")
+        git(repo, "add", ".")
+        git(repo, "commit", "-q", "-m", f"start, by {setup.user}")
+        (repo / "more.txt").write_text(f"{setup.user}\n", encoding="utf-8")
+        git(repo, "add", "more.txt")
+        git(repo, "commit", "-q", "-m", f"more from {setup.user}")
+        (repo / f"draft-{setup.user}.txt").write_text("wip\n", encoding="utf-8")
+        return repo, self.environment(base, setup)
+
+    def environment(self, base: Path, setup: Setup) -> dict[str, str]:
+        return {
+            **environ_without_vcr(),
+            "HOME": str(base / "home"),
+            "TZ": setup.tz,
+            "SHELL": setup.shell,
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "PYTHONPATH": str(ROOT),
+            "VCR_REPORT": "1",
+        }
+
+    def claude(self, *args: str) -> list[str]:
+        wrapper = self.modules / "@anthropic-ai" / "claude-code" / "cli-wrapper.cjs"
+        return [shutil.which("node") or "node", str(wrapper), *args]
+
+    def record(
+        self, setup: Setup, command: list[str], prepare: Any = None
+    ) -> tuple[Path, subprocess.CompletedProcess[str]]:
+        repo, env = self.scratch_repo(setup)
+        if prepare is not None:
+            prepare(repo)
+        env["ANTHROPIC_API_KEY"] = KEY
+        run = [sys.executable, "-m", "vcr_kit", "run", "--fixtures", str(self.fixtures),
+               "--mode", "auto", "--upstream", self.server.url, "--", *command]  # fmt: skip
+        done = run_captured(run, cwd=repo, env=env, timeout=300)
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        self.assertRegex(done.stderr, r"0 replayed, [1-9]\d* recorded, 0 missing")
+        return repo, done
+
+    def replay(
+        self, setup: Setup, command: list[str], prepare: Any = None
+    ) -> tuple[Path, subprocess.CompletedProcess[str]]:
+        """Offline, in CI, with no key at all: how a CI job replays."""
+        repo, env = self.scratch_repo(setup)
+        if prepare is not None:
+            prepare(repo)
+        env["CI"] = "true"
+        run = [*offline(), sys.executable, "-m", "vcr_kit", "run", "--fixtures",
+               str(self.fixtures), "--upstream", UNREACHABLE, "--", *command]  # fmt: skip
+        done = run_captured(run, cwd=repo, env=env, timeout=300)
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        self.assertRegex(done.stderr, r"[1-9]\d* replayed, 0 recorded, 0 missing")
+        return repo, done
+
+    def answer(self, output: str) -> dict[str, Any]:
+        found: dict[str, Any] = json.loads(output)
+        return {key: found[key] for key in ("result", "num_turns", "is_error", "stop_reason")}
+
+
+class NoKeyTest(ClaudeCodeTestCase):
+    in_git = False  # the git block has its own test: this one is about the key alone
+
+    def test_ci_without_a_key_replays_claude_code(self) -> None:
+        command = self.claude("-p", "Hello without a key", "--output-format", "json")
+        _, recorded = self.record(A, command)
+        self.server.stop()
+        _, replayed = self.replay(A, command)
+        self.assertNotIn("Not logged in", replayed.stdout)
+        self.assertEqual(
+            self.answer(replayed.stdout),
+            {"result": "Echo: Hello without a key", "num_turns": 1, "is_error": False,
+             "stop_reason": "end_turn"},
+        )  # fmt: skip
+        self.assertEqual(self.answer(replayed.stdout), self.answer(recorded.stdout))
