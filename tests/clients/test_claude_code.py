@@ -10,6 +10,7 @@ depth, HOME, TZ and SHELL). Runs in the ``clients`` tox env with the Node client
 
 from __future__ import annotations
 
+import datetime
 import json
 import shutil
 import subprocess
@@ -36,13 +37,27 @@ class Setup:
     depth: tuple[str, ...]
     tz: str
     shell: str
+    days_later: int = 0
 
 
 A = Setup(branch="main", user="alice", depth=("a",), tz="UTC", shell="/bin/bash")
 B = Setup(
     branch="feature/elsewhere", user="bob", depth=("x", "y", "z"), tz="Asia/Tokyo",
-    shell="/usr/bin/zsh",
+    shell="/usr/bin/zsh", days_later=90,
 )  # fmt: skip
+
+#: Preloaded into Node (NODE_OPTIONS=--require): the clock runs DAYS days ahead.
+SHIFT_DATE = """
+const shift = DAYS * 24 * 3600 * 1000;
+const RealDate = Date;
+class ShiftedDate extends RealDate {
+  constructor(...args) {
+    if (args.length === 0) { super(RealDate.now() + shift); } else { super(...args); }
+  }
+  static now() { return RealDate.now() + shift; }
+}
+globalThis.Date = ShiftedDate;
+"""
 
 
 def git(repo: Path, *args: str) -> None:
@@ -77,7 +92,11 @@ class ClaudeCodeTestCase(ClientTestCase):
         return repo, self.environment(base, setup)
 
     def environment(self, base: Path, setup: Setup) -> dict[str, str]:
+        shift = base / "shift-date.cjs"
+        shift.write_text(SHIFT_DATE.replace("DAYS", str(setup.days_later)), encoding="utf-8")
         return {
+            # Node reads the date from its own clock: moved forward here, no faketime.
+            "NODE_OPTIONS": f"--require {shift}",
             **environ_without_vcr(),
             "HOME": str(base / "home"),
             "TZ": setup.tz,
@@ -140,3 +159,29 @@ class NoKeyTest(ClaudeCodeTestCase):
              "stop_reason": "end_turn"},
         )  # fmt: skip
         self.assertEqual(self.answer(replayed.stdout), self.answer(recorded.stdout))
+
+
+class AnotherRepositoryTest(ClaudeCodeTestCase):
+    """Recorded in repository A, replayed in repository B: another branch, git user,
+    commits, status, path depth, HOME, time zone, shell and date (90 days later)."""
+
+    def test_a_plain_answer(self) -> None:
+        command = self.claude("-p", "Hello from repository A", "--output-format", "json")
+        _, recorded = self.record(A, command)
+        self.server.stop()
+        _, replayed = self.replay(B, command)
+        self.assertEqual(self.answer(recorded.stdout)["result"], "Echo: Hello from repository A")
+        self.assertEqual(self.answer(replayed.stdout), self.answer(recorded.stdout))
+
+    def test_the_date_moves_in_replay(self) -> None:
+        # The shifted clock is what Claude Code reads: its date line is 90 days on.
+        script = "console.log(new Date().toISOString().slice(0, 10))"
+        _, env_a = self.scratch_repo(A)
+        _, env_b = self.scratch_repo(B)
+        node = shutil.which("node") or "node"
+        days = [
+            run_captured([node, "-e", script], cwd=ROOT, env=env, timeout=60).stdout.strip()
+            for env in (env_a, env_b)
+        ]
+        gap = datetime.date.fromisoformat(days[1]) - datetime.date.fromisoformat(days[0])
+        self.assertIn(gap.days, (89, 90, 91))  # the time zones differ by hours
