@@ -250,6 +250,15 @@ CLAUDE_CODE_RULES: Final[tuple[AnyRule, ...]] = (
         r"\1[MODEL_ANNOUNCEMENT]",
         "You are powered by the model named ",
     ),
+    # A subagent's result (the Agent tool): a random id, and what it took.
+    Rule(
+        "agent_id",
+        r"(?<=agentId: )[0-9a-f]{8,}|(?<=to: ')[0-9a-f]{8,}(?=')",
+        "[AGENT_ID]",
+        "agentId: ",
+    ),
+    Rule("agent_tokens", r"(subagent_tokens: )\d+", r"\1[TOKENS]", "subagent_tokens: "),
+    Rule("agent_duration_ms", r"(?m)^(duration_ms: )\d+", r"\1[DURATION]", "duration_ms: "),
     PathRule("home", "[HOME]", home_dir, starts_a_path=True),
     PathRule("temp_dir", "[TMPDIR]", temp_dir, starts_a_path=True),
 )

@@ -25,6 +25,9 @@ from tests.support.env import environ_without_vcr, run_captured, temp_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 UNREACHABLE = "http://127.0.0.1:9"
+TOOLS = "Bash,Read,Write,Edit,Agent"
+REPLAYED = r"[1-9]\d* replayed, 0 recorded, 0 missing"
+RECORDED = r"0 replayed, [1-9]\d* recorded, 0 missing"
 
 
 @dataclass(frozen=True)
@@ -139,6 +142,35 @@ class ClaudeCodeTestCase(ClientTestCase):
         self.assertRegex(done.stderr, r"[1-9]\d* replayed, 0 recorded, 0 missing")
         return repo, done
 
+    def session(
+        self, setup: Setup, prompts: list[str], *, replay: bool
+    ) -> tuple[Path, list[dict[str, Any]]]:
+        """Run each prompt in turn (the second on, with ``--continue``) in a new scratch
+        repository of ``setup``: recording, or replaying offline in CI with no key.
+        ``{repo}`` in a prompt is the repository's path; in the answers it is ``<repo>``."""
+        repo, env = self.scratch_repo(setup)
+        if replay:
+            env["CI"] = "true"
+            run = [*offline(), sys.executable, "-m", "vcr_kit", "run", "--fixtures",
+                   str(self.fixtures), "--upstream", UNREACHABLE, "--"]  # fmt: skip
+        else:
+            env["ANTHROPIC_API_KEY"] = KEY
+            run = [sys.executable, "-m", "vcr_kit", "run", "--fixtures", str(self.fixtures),
+                   "--mode", "auto", "--upstream", self.server.url, "--"]  # fmt: skip
+        answers = []
+        for turn, prompt in enumerate(prompts):
+            command = self.claude(
+                *(["--continue"] if turn else []), "-p", prompt.replace("{repo}", str(repo)),
+                "--output-format", "json", "--allowedTools", TOOLS,
+            )  # fmt: skip
+            done = run_captured([*run, *command], cwd=repo, env=env, timeout=300)
+            self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+            self.assertRegex(done.stderr, REPLAYED if replay else RECORDED)
+            answer = self.answer(done.stdout)
+            answer["result"] = answer["result"].replace(str(repo), "<repo>")
+            answers.append(answer)
+        return repo, answers
+
     def answer(self, output: str) -> dict[str, Any]:
         found: dict[str, Any] = json.loads(output)
         return {key: found[key] for key in ("result", "num_turns", "is_error", "stop_reason")}
@@ -185,3 +217,26 @@ class AnotherRepositoryTest(ClaudeCodeTestCase):
         ]
         gap = datetime.date.fromisoformat(days[1]) - datetime.date.fromisoformat(days[0])
         self.assertIn(gap.days, (89, 90, 91))  # the time zones differ by hours
+
+    def test_tool_turns_on_absolute_paths_in_one_session(self) -> None:
+        prompts = [
+            'Read [[tool:Read {"file_path":"{repo}/notes.txt"}]]',
+            'Edit [[tool:Edit {"file_path":"{repo}/notes.txt","old_string":"first line",'
+            '"new_string":"edited line"}]]',
+            'Write [[tool:Write {"file_path":"{repo}/sub/new.txt","content":"written"}]]',
+            'Run [[tool:Bash {"command":"cat {repo}/notes.txt {repo}/sub/new.txt",'
+            '"description":"Show both"}]]',
+        ]
+        recorded_repo, recorded = self.session(A, prompts, replay=False)
+        self.server.stop()
+        replayed_repo, replayed = self.session(B, prompts, replay=True)
+        self.assertEqual(replayed, recorded)
+        self.assertEqual(
+            [answer["result"] for answer in recorded[2:]],
+            ["The tool said: File created successfully at: <repo>/sub/new.txt (file state is "
+             "current in your context — no need to Read it back)",
+             "The tool said: edited line\nwritten"],
+        )  # fmt: skip
+        for repo in (recorded_repo, replayed_repo):
+            self.assertEqual((repo / "notes.txt").read_text(), "edited line\n")
+            self.assertEqual((repo / "sub" / "new.txt").read_text(), "written")

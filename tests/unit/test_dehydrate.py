@@ -360,6 +360,17 @@ class ClaudeCodeRulesTest(unittest.TestCase):
             ).replace("[MODEL_ANNOUNCEMENT]. The exact model ID is .", "[MODEL_ANNOUNCEMENT]"),
         )  # fmt: skip
 
+    def test_a_subagents_result_keys_alike_on_every_run(self) -> None:
+        result = (
+            "agentId: {id} (use SendMessage with to: '{id}', summary: '<5-10 word recap>' to "
+            "continue this agent)\n<usage>subagent_tokens: {tokens}\ntool_uses: 0\n"
+            "duration_ms: {ms}</usage>"
+        )
+        one = dehydrate(result.format(id="a61499dafac37cc5c", tokens=11473, ms=96), **POSIX)
+        two = dehydrate(result.format(id="0b2c3d4e5f6a7b8c9", tokens=11480, ms=1520), **POSIX)
+        self.assertEqual(one, two)
+        self.assertEqual(one, result.format(id="[AGENT_ID]", tokens="[TOKENS]", ms="[DURATION]"))
+
     def test_git_lines_outside_claude_codes_block_are_kept(self) -> None:
         text = "Git user: alice\nCurrent branch: main\nStatus:\n?? a.txt"
         self.assertEqual(dehydrate(text, **POSIX), text)
@@ -411,7 +422,7 @@ class ClaudeCodeRulesTest(unittest.TestCase):
         self.assertRegex(
             str(caught.exception),
             r"^VCR_DISABLE_RULES: no rule is named 'gitstatus'; the rules are: "
-            r"available_commands, .*, temp_dir\. Fix or unset VCR_DISABLE_RULES\.$",
+            r"agent_duration_ms, .*, .*, temp_dir\. Fix or unset VCR_DISABLE_RULES\.$",
         )
 
     def test_an_unknown_rule_name_is_refused_with_the_known_ones(self) -> None:
@@ -420,7 +431,8 @@ class ClaudeCodeRulesTest(unittest.TestCase):
         self.assertRegex(
             str(caught.exception),
             r"^disable_rule\(\): no rule is named 'git_usr'; the rules are: "
-            r"available_commands, config_home, .*, git_user, .*, temp_dir$",
+            r"agent_duration_ms, agent_id, agent_tokens, available_commands, config_home, .*, "
+            r"git_user, .*, temp_dir$",
         )
 
 
@@ -700,6 +712,9 @@ class ModuleSurfaceTest(unittest.TestCase):
                 "platform",
                 "shell",
                 "model_announcement",
+                "agent_id",
+                "agent_tokens",
+                "agent_duration_ms",
                 "home",
                 "temp_dir",
             ],
