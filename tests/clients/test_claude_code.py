@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -240,3 +241,18 @@ class AnotherRepositoryTest(ClaudeCodeTestCase):
         for repo in (recorded_repo, replayed_repo):
             self.assertEqual((repo / "notes.txt").read_text(), "edited line\n")
             self.assertEqual((repo / "sub" / "new.txt").read_text(), "written")
+
+    def test_a_subagent(self) -> None:
+        prompts = ['Delegate [[tool:Agent {"description":"Greet","prompt":"Say hi from {repo} .",'
+                   '"subagent_type":"general-purpose"}]]']  # fmt: skip
+        _, recorded = self.session(A, prompts, replay=False)
+        self.server.stop()
+        _, replayed = self.session(B, prompts, replay=True)
+        # The loopback model echoes the tool result, random agent id and all; what the
+        # replay shows in its place is the rule's placeholder (no id would be right).
+        said = recorded[0]["result"]
+        self.assertRegex(said, r"^The tool said: Echo: Say hi from <repo> \.agentId: [0-9a-f]{17} ")
+        said = re.sub(r"[0-9a-f]{17}", "[AGENT_ID]", said)
+        counts = r"(subagent_tokens|duration_ms): (\d+|\[TOKENS\])"
+        said = re.sub(counts, r"\1: [N]", said)
+        self.assertEqual(re.sub(counts, r"\1: [N]", replayed[0]["result"]), said)
