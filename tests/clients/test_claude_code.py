@@ -26,7 +26,8 @@ from tests.support.env import environ_without_vcr, run_captured, temp_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 UNREACHABLE = "http://127.0.0.1:9"
-TOOLS = "Bash,Read,Write,Edit,Agent"
+TOOLS = "Bash,Read,Write,Edit,Agent,mcp__clock__now"
+MCP_SERVER = ROOT / "tests" / "support" / "mcp_clock_server.py"
 REPLAYED = r"[1-9]\d* replayed, 0 recorded, 0 missing"
 RECORDED = r"0 replayed, [1-9]\d* recorded, 0 missing"
 
@@ -71,6 +72,8 @@ def git(repo: Path, *args: str) -> None:
 class ClaudeCodeTestCase(ClientTestCase):
     #: Whether the scratch folder is a git repository (Claude Code then describes it).
     in_git = True
+    #: Called with each scratch repository before the session (writes .mcp.json).
+    prepare: Any = None
 
     def scratch_repo(self, setup: Setup) -> tuple[Path, dict[str, str]]:
         """A git repository with a CLAUDE.md, two commits by ``setup.user`` and a file
@@ -150,6 +153,10 @@ class ClaudeCodeTestCase(ClientTestCase):
         repository of ``setup``: recording, or replaying offline in CI with no key.
         ``{repo}`` in a prompt is the repository's path; in the answers it is ``<repo>``."""
         repo, env = self.scratch_repo(setup)
+        extra: list[str] = []
+        if self.prepare is not None:
+            self.prepare(repo)
+            extra = ["--mcp-config", str(repo / ".mcp.json"), "--strict-mcp-config"]
         if replay:
             env["CI"] = "true"
             run = [*offline(), sys.executable, "-m", "vcr_kit", "run", "--fixtures",
@@ -162,7 +169,7 @@ class ClaudeCodeTestCase(ClientTestCase):
         for turn, prompt in enumerate(prompts):
             command = self.claude(
                 *(["--continue"] if turn else []), "-p", prompt.replace("{repo}", str(repo)),
-                "--output-format", "json", "--allowedTools", TOOLS,
+                "--output-format", "json", "--allowedTools", TOOLS, *extra,
             )  # fmt: skip
             done = run_captured([*run, *command], cwd=repo, env=env, timeout=300)
             self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
@@ -256,3 +263,25 @@ class AnotherRepositoryTest(ClaudeCodeTestCase):
         counts = r"(subagent_tokens|duration_ms): (\d+|\[TOKENS\])"
         said = re.sub(counts, r"\1: [N]", said)
         self.assertEqual(re.sub(counts, r"\1: [N]", replayed[0]["result"]), said)
+
+    def test_an_mcp_tool_call_replays_without_the_server(self) -> None:
+        def with_clock_server(repo: Path) -> None:
+            # The server lives in repository A only: in B its command is missing.
+            server = repo / "clock_server.py"
+            if repo.parent.name == A.depth[-1]:
+                shutil.copy(MCP_SERVER, server)
+            config = {"mcpServers": {"clock": {
+                "command": sys.executable,
+                "args": ["-m", "vcr_kit", "mcp", "--name", "clock", "--fixtures",
+                         str(self.fixtures), "--", sys.executable, str(server)],
+            }}}  # fmt: skip
+            (repo / ".mcp.json").write_text(json.dumps(config), encoding="utf-8")
+
+        prompts = ['What time is it? [[tool:mcp__clock__now {}]]']
+        self.prepare = with_clock_server
+        _, recorded = self.session(A, prompts, replay=False)
+        self.server.stop()
+        _, replayed = self.session(B, prompts, replay=True)
+        self.assertRegex(recorded[0]["result"], r"^The tool said: time \d+$")
+        self.assertEqual(replayed, recorded)
+        self.assertEqual(len(list(self.fixtures.glob("mcp-*.json"))), 3)
