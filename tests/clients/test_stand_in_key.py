@@ -97,6 +97,27 @@ class StandInKeyTest(unittest.TestCase):
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertEqual(done.stdout, f"Echo: Hello keyless | {REPLAY_API_KEY}\n")
 
+    def test_the_test_option_gives_children_the_stand_in(self) -> None:
+        self.record()
+        test = self.fixtures.parent / "test_child.py"
+        test.write_text(textwrap.dedent(f"""
+            import subprocess, sys, vcr_kit
+
+            class ChildTest(vcr_kit.VCRTestCase):
+                vcr_proxy = True
+                vcr_fixtures_dir = {str(self.fixtures)!r}
+
+                def test_child(self):
+                    print(subprocess.run([sys.executable, {str(self.script)!r}],
+                                         capture_output=True, text=True, check=True).stdout)
+            """), encoding="utf-8")  # fmt: skip
+        done = run_captured([sys.executable, "-m", "unittest", "test_child"],
+                            cwd=self.fixtures.parent,
+                            env=self.env(CI="true", ANTHROPIC_BASE_URL=UNREACHABLE),
+                            timeout=120)  # fmt: skip
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(done.stdout, f"Echo: Hello keyless | {REPLAY_API_KEY}\n\n")
+
     def test_serve_in_ci_without_a_key_names_the_stand_in(self) -> None:
         command = [sys.executable, "-m", "vcr_kit", "serve", "--fixtures", str(self.fixtures)]
         with subprocess.Popen(command, env=self.env(CI="true"), stdout=subprocess.PIPE,
