@@ -213,10 +213,13 @@ def temp_dir() -> str:
     return tempfile.gettempdir()
 
 
-#: Claude Code's git status block, in the system prompt of every request made in a git
-#: repository. Each rule runs only on a string that holds the block's own heading, so
-#: a "Git user:" line elsewhere is left alone.
-_GIT_STATUS: Final = "gitStatus: "
+_UUID: Final = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+
+#: Claude Code's git status block, in every request made in a git repository (in the
+#: system prompt after "gitStatus: " up to 2.1.2xx, in the first message after
+#: "# gitStatus" since). Each rule runs only on a string that holds the block's own
+#: words, so a "Git user:" line elsewhere is left alone.
+_GIT_STATUS: Final = "This is the git status at the start of the conversation"
 
 #: What Claude Code says about the machine, the repository, the user and the moment,
 #: which the default rules above do not already cover; found by recording one prompt
@@ -243,7 +246,13 @@ CLAUDE_CODE_RULES: Final[tuple[AnyRule, ...]] = (
     ),
     # The environment block: ` - Platform: linux` (2.x) or `Platform: darwin` (1.x).
     Rule("platform", r"(?m)^((?: - )?Platform: )[a-z0-9]+$", r"\1[PLATFORM]", "Platform: "),
-    Rule("shell", r"(?m)^((?: - )?Shell: )[A-Za-z0-9_./-]+$", r"\1[SHELL]", "Shell: "),
+    # 2.1.3xx adds the login shell when it is not the one the Bash tool runs.
+    Rule(
+        "shell",
+        r"(?m)^((?: - )?Shell: )[A-Za-z0-9_./-]+(?: \(login shell: [A-Za-z0-9_./-]+\))?$",
+        r"\1[SHELL]",
+        "Shell: ",
+    ),
     Rule(
         "model_announcement",
         r"(You are powered by the model named )[^\n]*",
@@ -257,8 +266,28 @@ CLAUDE_CODE_RULES: Final[tuple[AnyRule, ...]] = (
         "[AGENT_ID]",
         "agentId: ",
     ),
-    Rule("agent_tokens", r"(subagent_tokens: )\d+", r"\1[TOKENS]", "subagent_tokens: "),
-    Rule("agent_duration_ms", r"(?m)^(duration_ms: )\d+", r"\1[DURATION]", "duration_ms: "),
+    # Its usage: `subagent_tokens: N` lines (2.1.1xx), `<subagent_tokens>N</...>` (2.1.3xx).
+    Rule(
+        "agent_tokens",
+        r"(subagent_tokens: |<subagent_tokens>)\d+",
+        r"\1[TOKENS]",
+        "subagent_tokens",
+    ),
+    # 2.1.3xx runs it in the background: its output file is named by session and agent,
+    # and a notification quotes its id when it ends.
+    Rule("agent_task_id", r"(<task-id>)[0-9a-f]{8,}(</task-id>)", r"\1[AGENT_ID]\2", "<task-id>"),
+    Rule(
+        "agent_output_file",
+        _UUID + r"/tasks/[0-9a-f]{8,}\.output",
+        "[SESSION]/tasks/[AGENT_ID].output",
+        "/tasks/",
+    ),
+    Rule(
+        "agent_duration_ms",
+        r"(?m)(^duration_ms: |<duration_ms>)\d+",
+        r"\1[DURATION]",
+        "duration_ms",
+    ),
     PathRule("home", "[HOME]", home_dir, starts_a_path=True),
     PathRule("temp_dir", "[TMPDIR]", temp_dir, starts_a_path=True),
 )
@@ -299,7 +328,6 @@ DEFAULT_RULES: Final[tuple[AnyRule, ...]] = (
     *CLAUDE_CODE_RULES,
 )
 
-_UUID: Final = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 _TIMESTAMP: Final = r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?"
 
 #: Extra rules of the token-count key: ids and clocks differ on every run.

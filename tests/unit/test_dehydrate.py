@@ -333,7 +333,7 @@ REPO_A = dict(  # noqa: C408 (keyword arguments read as the template's fields)
     status="?? draft-alice.txt", commits="cefb3b6 more from alice\n1d560e1 start, by alice",
 )  # fmt: skip
 REPO_B = dict(  # noqa: C408
-    cwd="/srv/x/y/z/repo", platform="darwin", shell="zsh", os="Darwin 24.1.0",
+    cwd="/srv/x/y/z/repo", platform="darwin", shell="bash (login shell: zsh)", os="Darwin 24.1.0",
     model="Sonnet 5", model_id="claude-sonnet-5", branch="feature/elsewhere", main="trunk",
     user="Bob Smith", status=" M notes.txt\n?? draft-bob.txt\nD  old.txt", commits="abcdef0 x",
 )  # fmt: skip
@@ -370,6 +370,26 @@ class ClaudeCodeRulesTest(unittest.TestCase):
         two = dehydrate(result.format(id="0b2c3d4e5f6a7b8c9", tokens=11480, ms=1520), **POSIX)
         self.assertEqual(one, two)
         self.assertEqual(one, result.format(id="[AGENT_ID]", tokens="[TOKENS]", ms="[DURATION]"))
+        # 2.1.3xx: the subagent runs in the background and a notification reports it.
+        notice = (
+            "<task-notification>\n<task-id>{id}</task-id>\n<output-file>/var/claude-0/-r/"
+            "87ac9aab-8571-499c-9e87-d63271050fa2/tasks/{id}.output</output-file>\n<usage>"
+            "<subagent_tokens>{tokens}</subagent_tokens><tool_uses>0</tool_uses>"
+            "<duration_ms>{ms}</duration_ms></usage>\n</task-notification>"
+        )
+        self.assertEqual(
+            dehydrate(notice.format(id="af2b3f5333afb33ea", tokens=7419, ms=337), **POSIX),
+            notice.format(id="[AGENT_ID]", tokens="[TOKENS]", ms="[DURATION]").replace(
+                "87ac9aab-8571-499c-9e87-d63271050fa2", "[SESSION]"
+            ),
+        )
+
+    def test_the_newer_block_in_the_first_message_too(self) -> None:
+        # 2.1.3xx: a system reminder in the first message, headed "# gitStatus".
+        newer = GIT_BLOCK.replace("gitStatus: This", "<system-reminder>\n# gitStatus\nThis")
+        one = dehydrate(newer.format(**REPO_A), cwd=REPO_A["cwd"])
+        self.assertEqual(one, dehydrate(newer.format(**REPO_B), cwd=REPO_B["cwd"]))
+        self.assertIn("Git user: [GIT_USER]\n\nStatus:\n[GIT_STATUS]\n", one)
 
     def test_git_lines_outside_claude_codes_block_are_kept(self) -> None:
         text = "Git user: alice\nCurrent branch: main\nStatus:\n?? a.txt"
@@ -431,7 +451,8 @@ class ClaudeCodeRulesTest(unittest.TestCase):
         self.assertRegex(
             str(caught.exception),
             r"^disable_rule\(\): no rule is named 'git_usr'; the rules are: "
-            r"agent_duration_ms, agent_id, agent_tokens, available_commands, config_home, .*, "
+            r"agent_duration_ms, agent_id, agent_output_file, agent_task_id, agent_tokens, "
+            r"available_commands, config_home, .*, "
             r"git_user, .*, temp_dir$",
         )
 
@@ -714,6 +735,8 @@ class ModuleSurfaceTest(unittest.TestCase):
                 "model_announcement",
                 "agent_id",
                 "agent_tokens",
+                "agent_task_id",
+                "agent_output_file",
                 "agent_duration_ms",
                 "home",
                 "temp_dir",
