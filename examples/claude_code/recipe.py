@@ -73,3 +73,38 @@ def claude(repo: Path, prompt: str) -> dict[str, Any]:
         raise AssertionError(f"claude failed ({done.returncode}):\n{done.stdout}{done.stderr}")
     result: dict[str, Any] = json.loads(done.stdout)
     return result
+
+
+def agent_writes(repo: Path, file_name: str, text: str) -> tuple[str, list[str]]:
+    """claude-agent-sdk's ``query()`` asked to write ``text`` into ``repo/file_name``,
+    through ``vcr_kit.proxy()`` (run it with ``repo`` as the working directory: the
+    rules see the folder as vcr_kit's own cwd). A ``PreToolUse`` hook notes the path
+    of every Write. Returns the agent's result and the paths the hook saw."""
+    import anyio
+    from claude_agent_sdk import ClaudeAgentOptions, HookMatcher, ResultMessage, query
+
+    import vcr_kit
+
+    hooked: list[str] = []
+
+    async def before_write(input_data: Any, tool_use_id: Any, context: Any) -> Any:
+        hooked.append(input_data["tool_input"]["file_path"])
+        return {}
+
+    async def ask(url: str) -> str:
+        write = {"file_path": str(repo / file_name), "content": text}
+        options = ClaudeAgentOptions(
+            cwd=str(repo),
+            allowed_tools=["Write"],
+            hooks={"PreToolUse": [HookMatcher(matcher="Write", hooks=[before_write])]},
+            env={"ANTHROPIC_BASE_URL": url, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"},
+        )
+        result = ""
+        prompt = f"Save it. [[tool:Write {json.dumps(write)}]]"
+        async for message in query(prompt=prompt, options=options):
+            if isinstance(message, ResultMessage):
+                result = message.result or ""
+        return result
+
+    with vcr_kit.proxy(fixtures_dir=FIXTURES) as url:
+        return anyio.run(ask, url), hooked

@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from recipe import claude, scratch_repository
+from recipe import agent_writes, claude, scratch_repository
 
 
 @pytest.fixture
@@ -27,3 +27,12 @@ def test_the_slash_command_adds_the_note(repo: Path) -> None:
 def test_the_mcp_server_rolls_the_dice(repo: Path) -> None:
     answer = claude(repo, 'Roll it. [[tool:mcp__clock__dice {"sides":20}]]')
     assert re.fullmatch(r"The tool said: rolled \d+ of 20", answer["result"])
+
+
+def test_an_agent_program_with_a_hook(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("claude_agent_sdk")
+    monkeypatch.chdir(repo)
+    result, hooked = agent_writes(repo, "hello.txt", "hi there")
+    assert hooked == [str(repo / "hello.txt")]
+    assert (repo / "hello.txt").read_text() == "hi there"
+    assert result.startswith("The tool said: File created successfully")

@@ -54,6 +54,8 @@ class RecipeTest(ClientTestCase):
         }
 
     def run_recipe(self, folder: Path, env: dict[str, str], prefix: list[str]) -> None:
+        """Both test files pass, every test run (the agent one needs claude-agent-sdk,
+        which the clients env installs)."""
         for command in (
             [sys.executable, "-m", "unittest", "-v", "test_recipe_unittest"],
             [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
@@ -61,6 +63,7 @@ class RecipeTest(ClientTestCase):
         ):  # fmt: skip
             done = run_captured([*prefix, *command], cwd=folder, env=env, timeout=600)
             self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+            self.assertRegex(done.stdout + done.stderr, r"Ran 2 tests|\b3 passed\b")
 
     def test_recorded_on_one_machine_replays_on_another(self) -> None:
         folder = temp_dir(self, prefix="vcr-recipe-") / "claude_code"
@@ -71,8 +74,8 @@ class RecipeTest(ClientTestCase):
         recording.update(ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=self.server.url)
         self.run_recipe(folder, recording, [])
         recorded = sorted(p.name for p in (folder / "fixtures").glob("*.json"))
-        # initialize and tools/list (alike for every test), now and dice.
-        self.assertEqual(sum(name.startswith("mcp-") for name in recorded), 4)
+        # initialize and tools/list (alike for every test of one client), now and dice.
+        self.assertGreaterEqual(sum(name.startswith("mcp-") for name in recorded), 4)
 
         self.server.stop()
         (folder / "clock_server.py").unlink()  # replay needs only the fixtures
