@@ -2,8 +2,10 @@
 
 Written against the MCP wire format itself (JSON-RPC 2.0, one message per line), so
 it needs nothing installed. ``tools/call`` of ``now`` answers the current time in
-nanoseconds, of ``dice`` a random number; each call is also appended to the file
-named by ``MCP_CLOCK_LOG`` (if set), so a test sees whether the server ran at all.
+nanoseconds, of ``dice`` a random number, of ``roots`` the count of the client's
+roots (it asks the client, as a server may, and waits for the answer); each call is
+also appended to the file named by ``MCP_CLOCK_LOG`` (if set), so a test sees whether
+the server ran at all.
 """
 
 from __future__ import annotations
@@ -36,7 +38,19 @@ def answer(method: str, params: dict[str, Any]) -> dict[str, Any]:
         if log:
             with open(log, "a", encoding="utf-8") as file:
                 file.write(f"{name}\n")
-        if name == "now":
+        if name == "roots":  # asks the client first, and waits for its answer
+            sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": "ask-roots",
+                                         "method": "roots/list"}) + "\n")  # fmt: skip
+            sys.stdout.flush()
+            for line in sys.stdin:
+                reply = json.loads(line)
+                if reply.get("id") == "ask-roots":
+                    roots = reply["result"]["roots"]
+                    text = f"{len(roots)} roots"
+                    break
+            else:
+                text = "no answer"
+        elif name == "now":
             text = f"time {time.time_ns()}"
         elif name == "dice":
             sides = int((params.get("arguments") or {}).get("sides", 6))

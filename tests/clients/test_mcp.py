@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 import unittest
 from pathlib import Path
 from typing import Any
@@ -95,6 +96,39 @@ class McpRelayTest(unittest.TestCase):
         answers = self.relay([*HANDSHAKE, call(2, "now"), call(3, "dice", sides=6)], mode="auto")
         self.assertEqual(self.server_calls(), ["dice"])
         self.assertRegex(answers[-1]["result"]["content"][0]["text"], r"^rolled [1-6] of 6$")
+
+    def test_the_servers_request_to_the_client_is_relayed_while_it_works(self) -> None:
+        env = {**environ_without_vcr(), "PYTHONPATH": str(ROOT), "VCR_REPORT": "0"}
+        command = [sys.executable, "-m", "vcr_kit", "mcp", "--fixtures", str(self.fixtures),
+                   "--mode", "auto", "--", sys.executable, str(SERVER)]  # fmt: skip
+        with subprocess.Popen(command, cwd=self.base, env=env, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE) as relay:  # fmt: skip
+            # A relay stuck waiting (the bug this guards against) is killed: the test
+            # then fails on the empty answer instead of hanging the run.
+            watchdog = threading.Timer(60, relay.kill)
+            watchdog.start()
+            self.addCleanup(watchdog.cancel)
+            to_relay, from_relay = relay.stdin, relay.stdout
+            assert to_relay is not None
+            assert from_relay is not None
+
+            def send(message: dict[str, Any]) -> None:
+                to_relay.write(json.dumps(message).encode() + b"\n")
+                to_relay.flush()
+
+            send(HANDSHAKE[0])
+            self.assertEqual(json.loads(from_relay.readline())["id"], 0)
+            send(call(5, "roots"))
+            # The server asks the client while the client's call waits for it.
+            asked = json.loads(from_relay.readline())
+            self.assertEqual(asked, {"jsonrpc": "2.0", "id": "ask-roots", "method": "roots/list"})
+            send({"jsonrpc": "2.0", "id": "ask-roots",
+                  "result": {"roots": [{"uri": "file:///a"}, {"uri": "file:///b"}]}})  # fmt: skip
+            answer = json.loads(from_relay.readline())
+            to_relay.close()
+            relay.wait(timeout=60)
+        self.assertEqual(answer["id"], 5)
+        self.assertEqual(answer["result"]["content"][0]["text"], "2 roots")
 
     def test_recording_with_the_server_missing_says_so(self) -> None:
         (answer,) = self.relay([HANDSHAKE[0]], server=self.base / "gone.py", mode="record")[:1]

@@ -37,6 +37,7 @@ FIXTURE_NAME: Final = "mcp"
 MISS_CODE: Final = -32000
 #: What a client says before anything else; a server started mid-session hears it first.
 _HANDSHAKE: Final = ("initialize", "notifications/initialized")
+_PARSE_ERROR: Final = {"code": -32700, "message": "Parse error"}
 
 
 class _ServerGone(Exception):
@@ -73,28 +74,44 @@ class McpRelay:
     # -- the client side ---------------------------------------------------------
 
     def serve(self) -> int:
-        """Relay until the client closes its input; stop the server, if one ran."""
+        """Relay until the client closes its input; stop the server, if one ran.
+
+        The client's lines are read on a thread of their own: its answers to the
+        server's requests (roots, sampling) must reach the server while a request of
+        the client's waits for the server. Its requests are answered one at a time.
+        """
+        inbox: Queue[dict[str, Any] | None] = Queue()
+        reader = threading.Thread(target=self.read_client, args=(inbox,), daemon=True,
+                                  name="vcr_kit mcp client")  # fmt: skip
+        reader.start()
         try:
-            for line in self.client_in:
-                if line.strip():
-                    self.from_client(line)
+            while (message := inbox.get()) is not None:
+                self.from_client(message)
         finally:
             self.stop_server()
         return 0
 
-    def from_client(self, line: bytes) -> None:
+    def read_client(self, inbox: Queue[dict[str, Any] | None]) -> None:
         try:
-            message = json.loads(line)
-        except ValueError:
-            self.to_client({"jsonrpc": "2.0", "id": None,
-                            "error": {"code": -32700, "message": "Parse error"}})  # fmt: skip
-            return
-        if not isinstance(message, dict):
-            return
-        method = message.get("method")
-        if method is None:  # the client's answer to a request of the server's
-            self.to_server(message)
-            return
+            for line in self.client_in:
+                if not line.strip():
+                    continue
+                try:
+                    message = json.loads(line)
+                except ValueError:
+                    self.to_client({"jsonrpc": "2.0", "id": None, "error": _PARSE_ERROR})
+                    continue
+                if not isinstance(message, dict):
+                    continue
+                if "method" not in message:  # the client's answer to a request of the server's
+                    self.to_server(message)
+                else:
+                    inbox.put(message)
+        finally:
+            inbox.put(None)
+
+    def from_client(self, message: dict[str, Any]) -> None:
+        method = message["method"]
         if method in _HANDSHAKE:
             self.handshake.append(message)
         if "id" not in message:  # a notification: nothing to answer
