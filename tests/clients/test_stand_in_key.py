@@ -125,8 +125,12 @@ class StandInKeyTest(unittest.TestCase):
             assert serving.stdout is not None
             first = serving.stdout.readline()
             serving.terminate()  # the hint, if any, is printed before serving starts
-            rest, _ = serving.communicate(timeout=60)
-        self.assertRegex(first, r"^vcr_kit proxy on http://127\.0\.0\.1:\d+\n$")
+            # Read through the same buffered files: communicate() would read the pipes
+            # themselves and miss what readline() already took in.
+            assert serving.stderr is not None
+            rest, errors = serving.stdout.read(), serving.stderr.read()
+            serving.wait(timeout=60)
+        self.assertRegex(first, r"^vcr_kit proxy on http://127\.0\.0\.1:\d+\n$", errors)
         self.assertEqual(
             rest,
             f"vcr_kit: replaying, no key needed: give clients without one "
