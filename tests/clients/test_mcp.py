@@ -130,6 +130,19 @@ class McpRelayTest(unittest.TestCase):
         self.assertEqual(answer["id"], 5)
         self.assertEqual(answer["result"]["content"][0]["text"], "2 roots")
 
+    def test_no_server_command_is_a_usage_error(self) -> None:
+        env = {**environ_without_vcr(), "PYTHONPATH": str(ROOT), "VCR_REPORT": "0"}
+        done = subprocess.run([sys.executable, "-m", "vcr_kit", "mcp", "--name", "clock"],
+                              cwd=self.base, env=env, capture_output=True, text=True,
+                              check=False, timeout=60)  # fmt: skip
+        self.assertEqual(done.returncode, 2)
+        self.assertEqual(
+            done.stderr,
+            "usage: python -m vcr_kit mcp [options] -- SERVER_CMD [ARGS...]\n"
+            "python -m vcr_kit mcp: error: no server command given after --\n",
+        )
+        self.assertEqual(done.stdout, "")
+
     def test_recording_with_the_server_missing_says_so(self) -> None:
         (answer,) = self.relay([HANDSHAKE[0]], server=self.base / "gone.py", mode="record")[:1]
         # A server that cannot start (its file is missing) exits before answering.
