@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any, Final
 
 __all__ = [
+    "CLAUDE_CODE_RULES",
     "DEFAULT_RULES",
     "TOKEN_COUNT_RULES",
     "PathRule",
@@ -36,6 +38,10 @@ __all__ = [
     "cwd_slug",
     "dehydrate",
     "dehydrate_json",
+    "disable_rule",
+    "disable_rules_from_environment",
+    "disabled_rules",
+    "enable_rule",
     "hydrate",
     "hydrate_json",
     "json_text_may_change",
@@ -116,6 +122,9 @@ class PathRule:
     name: str
     placeholder: str
     resolve: Callable[[], str]
+    #: A match must also start a path (``/tmp`` is not replaced inside ``/var/tmp``):
+    #: for short, common folders.
+    starts_a_path: bool = False
 
     def path(self, paths: Paths) -> str:
         """The path to replace: given in ``paths`` under the rule's name, else resolved now."""
@@ -123,7 +132,7 @@ class PathRule:
         return self.resolve() if given is None else given
 
     def apply(self, s: str, paths: Paths = _NO_PATHS) -> str:
-        compiled = _path_regex(self.path(paths))
+        compiled = _path_regex(self.path(paths), self.starts_a_path)
         if compiled is None:
             return s
         regex, literals = compiled
@@ -144,7 +153,9 @@ _MIN_PATH_LENGTH: Final = 4
 
 
 @lru_cache(maxsize=64)
-def _path_regex(path: str) -> tuple[re.Pattern[str], tuple[str, ...]] | None:
+def _path_regex(
+    path: str, starts_a_path: bool = False
+) -> tuple[re.Pattern[str], tuple[str, ...]] | None:
     """The regex matching ``path`` in its three spellings, and literals for a quick reject."""
     path = path.rstrip("/\\") if len(path) > 3 else path
     if len(path) < _MIN_PATH_LENGTH:
@@ -160,7 +171,10 @@ def _path_regex(path: str) -> tuple[re.Pattern[str], tuple[str, ...]] | None:
     # A drive letter right after the path starts another Windows path, so it is a
     # boundary too: otherwise in `C:\pC:\p` only the second copy would be replaced,
     # uncovering the first, and dehydrate would not be idempotent.
-    regex = re.compile("(?:" + "|".join(alternatives) + r")(?!(?![A-Za-z]:[\\/])[A-Za-z0-9_\-])")
+    start = r"(?<![A-Za-z0-9_.\-/\\])" if starts_a_path else ""
+    regex = re.compile(
+        start + "(?:" + "|".join(alternatives) + r")(?!(?![A-Za-z]:[\\/])[A-Za-z0-9_\-])"
+    )
     # Every match contains one of these (the drive letter is left out, its case varies).
     literals = tuple(
         sorted({spelling[2:] if spelling[1:2] == ":" else spelling for spelling in spellings})
@@ -188,6 +202,95 @@ CONFIG_HOME_RULE: Final = PathRule("config_home", "[CONFIG_HOME]", config_home)
 CWD_RULE: Final = PathRule("cwd", "[CWD]", os.getcwd)
 #: Claude Code keeps a project's memory in ``<config home>/projects/<cwd slug>/``.
 CWD_SLUG_RULE: Final = PathRule("cwd_slug", "[CWD_SLUG]", cwd_slug)
+
+def home_dir() -> str:
+    """This user's home folder (``$HOME``)."""
+    return os.path.expanduser("~")
+
+
+def temp_dir() -> str:
+    """The temporary folder (``$TMPDIR``, else the system's)."""
+    return tempfile.gettempdir()
+
+
+_UUID: Final = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+
+#: Claude Code's git status block, in every request made in a git repository (in the
+#: system prompt after "gitStatus: " up to 2.1.2xx, in the first message after
+#: "# gitStatus" since). Each rule runs only on a string that holds the block's own
+#: words, so a "Git user:" line elsewhere is left alone.
+_GIT_STATUS: Final = "This is the git status at the start of the conversation"
+
+#: What Claude Code says about the machine, the repository, the user and the moment,
+#: which the default rules above do not already cover; found by recording one prompt
+#: in two repositories (other branch, git user, commits, status, path depth, HOME, TZ,
+#: SHELL) and diffing the requests. No restore for the git and environment lines: the
+#: client never reads them back, and which branch or shell would be right? The home and
+#: temp folders are restored, like the cwd: a path to them may come back in a tool call.
+CLAUDE_CODE_RULES: Final[tuple[AnyRule, ...]] = (
+    Rule("git_branch", r"(?m)^(Current branch: ).*$", r"\1[GIT_BRANCH]", _GIT_STATUS),
+    Rule(
+        "git_main_branch",
+        r"(?m)^(Main branch \(you will usually use this for PRs\): ).*$",
+        r"\1[GIT_MAIN_BRANCH]",
+        _GIT_STATUS,
+    ),
+    Rule("git_user", r"(?m)^(Git user: ).*$", r"\1[GIT_USER]", _GIT_STATUS),
+    # The lines of `git status --short` (or "(clean)"), up to the blank line.
+    Rule("git_status_lines", r"(?m)^(Status:)(?:\n.+)+", "\\1\n[GIT_STATUS]", _GIT_STATUS),
+    Rule(
+        "git_commits",
+        r"(?m)^(Recent commits:)(?:\n[0-9a-f]{7,40} .*)+",
+        "\\1\n[GIT_COMMITS]",
+        _GIT_STATUS,
+    ),
+    # The environment block: ` - Platform: linux` (2.x) or `Platform: darwin` (1.x).
+    Rule("platform", r"(?m)^((?: - )?Platform: )[a-z0-9]+$", r"\1[PLATFORM]", "Platform: "),
+    # 2.1.3xx adds the login shell when it is not the one the Bash tool runs.
+    Rule(
+        "shell",
+        r"(?m)^((?: - )?Shell: )[A-Za-z0-9_./-]+(?: \(login shell: [A-Za-z0-9_./-]+\))?$",
+        r"\1[SHELL]",
+        "Shell: ",
+    ),
+    Rule(
+        "model_announcement",
+        r"(You are powered by the model named )[^\n]*",
+        r"\1[MODEL_ANNOUNCEMENT]",
+        "You are powered by the model named ",
+    ),
+    # A subagent's result (the Agent tool): a random id, and what it took.
+    Rule(
+        "agent_id",
+        r"(?<=agentId: )[0-9a-f]{8,}|(?<=to: ')[0-9a-f]{8,}(?=')",
+        "[AGENT_ID]",
+        "agentId: ",
+    ),
+    # Its usage: `subagent_tokens: N` lines (2.1.1xx), `<subagent_tokens>N</...>` (2.1.3xx).
+    Rule(
+        "agent_tokens",
+        r"(subagent_tokens: |<subagent_tokens>)\d+",
+        r"\1[TOKENS]",
+        "subagent_tokens",
+    ),
+    # 2.1.3xx runs it in the background: its output file is named by session and agent,
+    # and a notification quotes its id when it ends.
+    Rule("agent_task_id", r"(<task-id>)[0-9a-f]{8,}(</task-id>)", r"\1[AGENT_ID]\2", "<task-id>"),
+    Rule(
+        "agent_output_file",
+        _UUID + r"/tasks/[0-9a-f]{8,}\.output",
+        "[SESSION]/tasks/[AGENT_ID].output",
+        "/tasks/",
+    ),
+    Rule(
+        "agent_duration_ms",
+        r"(?m)(^duration_ms: |<duration_ms>)\d+",
+        r"\1[DURATION]",
+        "duration_ms",
+    ),
+    PathRule("home", "[HOME]", home_dir, starts_a_path=True),
+    PathRule("temp_dir", "[TMPDIR]", temp_dir, starts_a_path=True),
+)
 
 #: The original's rules, in the original's order. The config home goes before the
 #: cwd because it is usually the longer, more specific path.
@@ -222,9 +325,9 @@ DEFAULT_RULES: Final[tuple[AnyRule, ...]] = (
         "Today's date",
     ),
     Rule("os_version", r"OS Version: [^\n]*", "OS Version: [OS_VERSION]", "OS Version: "),
+    *CLAUDE_CODE_RULES,
 )
 
-_UUID: Final = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 _TIMESTAMP: Final = r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?"
 
 #: Extra rules of the token-count key: ids and clocks differ on every run.
@@ -234,6 +337,9 @@ TOKEN_COUNT_RULES: Final[tuple[Rule, ...]] = (
 )
 
 _user_rules: list[AnyRule] = []
+#: Names of rules turned off (``disable_rule``, or ``VCR_DISABLE_RULES`` through settings).
+_disabled: set[str] = set()
+_disabled_by_environment: set[str] = set()
 
 
 def add_rule(rule: AnyRule) -> None:
@@ -252,9 +358,49 @@ def user_rules() -> tuple[AnyRule, ...]:
     return tuple(_user_rules)
 
 
+def disable_rule(name: str) -> None:
+    """Turn off the rule called ``name`` (a default one or one added) for every later
+    ``dehydrate``/``hydrate``; ``enable_rule(name)`` turns it back on. Fixtures keyed
+    with it on need ``vcr_kit rekey`` (or a re-record) to be found again."""
+    _check_rule_name(name, "disable_rule()")
+    _disabled.add(name)
+
+
+def disable_rules_from_environment(names: Iterable[str]) -> None:
+    """The rules ``VCR_DISABLE_RULES`` turns off (read by the settings), replacing the
+    previous list: the variable may change between tests. ``ValueError`` names an
+    unknown rule."""
+    names = tuple(names)
+    for name in names:
+        _check_rule_name(name, "VCR_DISABLE_RULES")
+    _disabled_by_environment.clear()
+    _disabled_by_environment.update(names)
+
+
+def _check_rule_name(name: str, source: str) -> None:
+    known = {rule.name for rule in (*DEFAULT_RULES, *_user_rules)}
+    if name not in known:
+        raise ValueError(
+            f"{source}: no rule is named {name!r}; the rules are: {', '.join(sorted(known))}"
+        )
+
+
+def enable_rule(name: str) -> None:
+    """Turn back on a rule that ``disable_rule`` turned off (nothing if it is on)."""
+    _disabled.discard(name)
+
+
+def disabled_rules() -> tuple[str, ...]:
+    """The names of the rules turned off (in code or by ``VCR_DISABLE_RULES``), sorted."""
+    return tuple(sorted(_disabled | _disabled_by_environment))
+
+
 def _active_rules(rules: Sequence[AnyRule] | None) -> Iterable[AnyRule]:
     if rules is not None:
         return rules
+    if _disabled or _disabled_by_environment:
+        off = _disabled | _disabled_by_environment
+        return tuple(r for r in (*DEFAULT_RULES, *_user_rules) if r.name not in off)
     if _user_rules:
         return (*DEFAULT_RULES, *_user_rules)
     return DEFAULT_RULES

@@ -10,13 +10,17 @@ import json
 import os
 import tempfile
 import unittest
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
+from unittest import mock
 
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from tests.support.env import patch_env, working_dir
 from vcr_kit import dehydrate as dh
+from vcr_kit._core.config import load_settings
 from vcr_kit.dehydrate import (
     PathRule,
     Rule,
@@ -34,6 +38,14 @@ from vcr_kit.dehydrate import (
     normalize_for_token_count,
     user_rules,
 )
+from vcr_kit.errors import ConfigError
+
+
+@contextmanager
+def patch_env_values(**values: str) -> Iterator[None]:
+    with mock.patch.dict(os.environ, values):
+        yield
+
 
 CWD = "/home/u/proj"
 HOME = "/home/u/.claude"
@@ -306,6 +318,145 @@ class ClaudeCodeEnvironmentTest(unittest.TestCase):
         self.assertEqual(dehydrate("-home-u-projects", **POSIX), "-home-u-projects")
 
 
+GIT_BLOCK = (
+    "# Environment\n - Primary working directory: {cwd}\n - Is a git repository: true\n"
+    " - Platform: {platform}\n - Shell: {shell}\n - OS Version: {os}\n"
+    " - You are powered by the model named {model}. The exact model ID is {model_id}.\n\n"
+    "gitStatus: This is the git status at the start of the conversation. Note that this "
+    "status is a snapshot in time, and will not update during the conversation.\n\n"
+    "Current branch: {branch}\n\nMain branch (you will usually use this for PRs): {main}\n\n"
+    "Git user: {user}\n\nStatus:\n{status}\n\nRecent commits:\n{commits}"
+)
+REPO_A = dict(  # noqa: C408 (keyword arguments read as the template's fields)
+    cwd="/tmp/a/repo", platform="linux", shell="bash", os="Linux 6.1", model="Opus 4.8",
+    model_id="claude-opus-4-8", branch="main", main="main", user="alice",
+    status="?? draft-alice.txt", commits="cefb3b6 more from alice\n1d560e1 start, by alice",
+)  # fmt: skip
+REPO_B = dict(  # noqa: C408
+    cwd="/srv/x/y/z/repo", platform="darwin", shell="bash (login shell: zsh)", os="Darwin 24.1.0",
+    model="Sonnet 5", model_id="claude-sonnet-5", branch="feature/elsewhere", main="trunk",
+    user="Bob Smith", status=" M notes.txt\n?? draft-bob.txt\nD  old.txt", commits="abcdef0 x",
+)  # fmt: skip
+
+
+class ClaudeCodeRulesTest(unittest.TestCase):
+    """The Claude Code rule set: two repositories, two machines, one key."""
+
+    def setUp(self) -> None:
+        patch_env(self)
+        self.addCleanup(dh.disable_rules_from_environment, ())
+
+    def test_two_repositories_and_machines_dehydrate_alike(self) -> None:
+        one = dehydrate(GIT_BLOCK.format(**REPO_A), cwd=REPO_A["cwd"])
+        two = dehydrate(GIT_BLOCK.format(**REPO_B), cwd=REPO_B["cwd"])
+        self.assertEqual(one, two)
+        self.assertEqual(
+            one,
+            GIT_BLOCK.format(
+                cwd="[CWD]", platform="[PLATFORM]", shell="[SHELL]", os="[OS_VERSION]",
+                model="[MODEL_ANNOUNCEMENT]", model_id="", branch="[GIT_BRANCH]",
+                main="[GIT_MAIN_BRANCH]", user="[GIT_USER]", status="[GIT_STATUS]",
+                commits="[GIT_COMMITS]",
+            ).replace("[MODEL_ANNOUNCEMENT]. The exact model ID is .", "[MODEL_ANNOUNCEMENT]"),
+        )  # fmt: skip
+
+    def test_a_subagents_result_keys_alike_on_every_run(self) -> None:
+        result = (
+            "agentId: {id} (use SendMessage with to: '{id}', summary: '<5-10 word recap>' to "
+            "continue this agent)\n<usage>subagent_tokens: {tokens}\ntool_uses: 0\n"
+            "duration_ms: {ms}</usage>"
+        )
+        one = dehydrate(result.format(id="a61499dafac37cc5c", tokens=11473, ms=96), **POSIX)
+        two = dehydrate(result.format(id="0b2c3d4e5f6a7b8c9", tokens=11480, ms=1520), **POSIX)
+        self.assertEqual(one, two)
+        self.assertEqual(one, result.format(id="[AGENT_ID]", tokens="[TOKENS]", ms="[DURATION]"))
+        # 2.1.3xx: the subagent runs in the background and a notification reports it.
+        notice = (
+            "<task-notification>\n<task-id>{id}</task-id>\n<output-file>/var/claude-0/-r/"
+            "87ac9aab-8571-499c-9e87-d63271050fa2/tasks/{id}.output</output-file>\n<usage>"
+            "<subagent_tokens>{tokens}</subagent_tokens><tool_uses>0</tool_uses>"
+            "<duration_ms>{ms}</duration_ms></usage>\n</task-notification>"
+        )
+        self.assertEqual(
+            dehydrate(notice.format(id="af2b3f5333afb33ea", tokens=7419, ms=337), **POSIX),
+            notice.format(id="[AGENT_ID]", tokens="[TOKENS]", ms="[DURATION]").replace(
+                "87ac9aab-8571-499c-9e87-d63271050fa2", "[SESSION]"
+            ),
+        )
+
+    def test_the_newer_block_in_the_first_message_too(self) -> None:
+        # 2.1.3xx: a system reminder in the first message, headed "# gitStatus".
+        newer = GIT_BLOCK.replace("gitStatus: This", "<system-reminder>\n# gitStatus\nThis")
+        one = dehydrate(newer.format(**REPO_A), cwd=REPO_A["cwd"])
+        self.assertEqual(one, dehydrate(newer.format(**REPO_B), cwd=REPO_B["cwd"]))
+        self.assertIn("Git user: [GIT_USER]\n\nStatus:\n[GIT_STATUS]\n", one)
+
+    def test_git_lines_outside_claude_codes_block_are_kept(self) -> None:
+        text = "Git user: alice\nCurrent branch: main\nStatus:\n?? a.txt"
+        self.assertEqual(dehydrate(text, **POSIX), text)
+
+    def test_home_and_temp_folders_and_their_restore(self) -> None:
+        self.addCleanup(setattr, tempfile, "tempdir", None)
+        tmp_one, tmp_two = (tempfile.mkdtemp(prefix="vcr-t") for _ in range(2))
+        self.addCleanup(os.rmdir, tmp_one)
+        self.addCleanup(os.rmdir, tmp_two)
+        text = f"read /home/carol/notes and {tmp_one}/out.log, not /home/carolyn, /x{tmp_one}"
+        with patch_env_values(HOME="/home/carol", TMPDIR=tmp_one):
+            tempfile.tempdir = None  # gettempdir() caches TMPDIR
+            dry = dehydrate(text, **POSIX)
+        self.assertEqual(
+            dry, f"read [HOME]/notes and [TMPDIR]/out.log, not /home/carolyn, /x{tmp_one}"
+        )
+        with patch_env_values(HOME="/Users/dave", TMPDIR=tmp_two):
+            tempfile.tempdir = None
+            self.assertEqual(
+                hydrate(dry, **POSIX),
+                f"read /Users/dave/notes and {tmp_two}/out.log, not /home/carolyn, /x{tmp_one}",
+            )
+
+    def test_a_rule_turned_off_keeps_its_text(self) -> None:
+        text = GIT_BLOCK.format(**REPO_A)
+        dh.disable_rule("git_user")
+        self.addCleanup(dh.enable_rule, "git_user")
+        self.assertIn("Git user: alice\n", dehydrate(text, **POSIX))
+        self.assertIn("Current branch: [GIT_BRANCH]", dehydrate(text, **POSIX))
+        self.assertEqual(dh.disabled_rules(), ("git_user",))
+        dh.enable_rule("git_user")
+        self.assertIn("Git user: [GIT_USER]\n", dehydrate(text, **POSIX))
+
+    def test_vcr_disable_rules_turns_rules_off_while_it_is_set(self) -> None:
+        text = GIT_BLOCK.format(**REPO_A)
+        with patch_env_values(VCR_DISABLE_RULES=" shell, git_commits "):
+            load_settings()
+            self.assertEqual(dh.disabled_rules(), ("git_commits", "shell"))
+            dry = dehydrate(text, **POSIX)
+        self.assertIn(" - Shell: bash\n", dry)
+        self.assertIn("Recent commits:\ncefb3b6 more from alice", dry)
+        self.assertIn("Git user: [GIT_USER]", dry)
+        load_settings()  # the variable is gone: every rule is back
+        self.assertEqual(dh.disabled_rules(), ())
+        self.assertIn(" - Shell: [SHELL]\n", dehydrate(text, **POSIX))
+        with patch_env_values(VCR_DISABLE_RULES="shell,gitstatus"):
+            with self.assertRaises(ConfigError) as caught:
+                load_settings()
+        self.assertRegex(
+            str(caught.exception),
+            r"^VCR_DISABLE_RULES: no rule is named 'gitstatus'; the rules are: "
+            r"agent_duration_ms, .*, .*, temp_dir\. Fix or unset VCR_DISABLE_RULES\.$",
+        )
+
+    def test_an_unknown_rule_name_is_refused_with_the_known_ones(self) -> None:
+        with self.assertRaises(ValueError) as caught:
+            dh.disable_rule("git_usr")
+        self.assertRegex(
+            str(caught.exception),
+            r"^disable_rule\(\): no rule is named 'git_usr'; the rules are: "
+            r"agent_duration_ms, agent_id, agent_output_file, agent_task_id, agent_tokens, "
+            r"available_commands, config_home, .*, "
+            r"git_user, .*, temp_dir$",
+        )
+
+
 class UserRulesTest(unittest.TestCase):
     def setUp(self) -> None:
         patch_env(self)
@@ -574,8 +725,24 @@ class ModuleSurfaceTest(unittest.TestCase):
                 "cwd_slug",
                 "current_date",
                 "os_version",
+                "git_branch",
+                "git_main_branch",
+                "git_user",
+                "git_status_lines",
+                "git_commits",
+                "platform",
+                "shell",
+                "model_announcement",
+                "agent_id",
+                "agent_tokens",
+                "agent_task_id",
+                "agent_output_file",
+                "agent_duration_ms",
+                "home",
+                "temp_dir",
             ],
         )
+        self.assertEqual(dh.DEFAULT_RULES[-len(dh.CLAUDE_CODE_RULES) :], dh.CLAUDE_CODE_RULES)
         self.assertEqual([r.name for r in dh.TOKEN_COUNT_RULES], ["uuid", "timestamp"])
 
     def test_path_rule_short_paths_are_ignored(self) -> None:

@@ -43,6 +43,39 @@ class NearMissTest(unittest.TestCase):
         self.assertIn('+  "q": "alphb"', lines)
         self.assertEqual(caught.exception.path, f.path)
 
+    def test_a_long_string_shows_where_it_differs_with_context(self) -> None:
+        head, tail = "You are an agent. " * 300, " Be brief." * 100
+        self.record({"system": head + "Current branch: main" + tail}, 1)
+        with vcr_kit.fixture({"system": head + "Current branch: feature/x" + tail}, "calc",
+                             mode="replay", fixtures_dir=self.folder) as f:  # fmt: skip
+            with self.assertRaises(vcr_kit.FixtureMissingError) as caught:
+                f.play(lambda: 0)
+        lines = str(caught.exception).splitlines()
+        for mark, branch in (("-", "main"), ("+", "feature/x")):
+            with self.subTest(mark=mark):
+                (line,) = [line for line in lines if line.startswith(mark + '  "system": "(')]
+                # The key, what was left out, 60 characters before the difference, and
+                # as much after as makes the line 200 characters (the notes aside).
+                shown = (head + "Current branch: ")[-60:] + branch + tail
+                shown = shown[: 200 - len('-  "system": "')]
+                left = len(head) + len("Current branch: ") - 60
+                right = len(head + "Current branch: " + branch + tail + '"') - left - len(shown)
+                self.assertEqual(
+                    line,
+                    f'{mark}  "system": "({left} characters) ...{shown}... '
+                    f"({right} more characters)",
+                )
+
+    def test_a_difference_near_the_end_shows_the_end(self) -> None:
+        self.record({"q": "x" * 1000 + "alpha"}, 1)
+        with vcr_kit.fixture({"q": "x" * 1000 + "omega"}, "calc", mode="replay",
+                             fixtures_dir=self.folder) as f:  # fmt: skip
+            with self.assertRaises(vcr_kit.FixtureMissingError) as caught:
+                f.play(lambda: 0)
+        lines = str(caught.exception).splitlines()
+        self.assertIn('-  "q": "(815 characters) ...' + "x" * 185 + 'alpha"', lines)
+        self.assertIn('+  "q": "(815 characters) ...' + "x" * 185 + 'omega"', lines)
+
     def test_no_hint_when_nothing_of_the_family_was_recorded(self) -> None:
         self.record({"q": "alpha"}, 1)
         with vcr_kit.fixture({"q": 1}, "other", mode="replay", fixtures_dir=self.folder) as f:

@@ -26,6 +26,7 @@ COMMANDS: tuple[Command, ...] = (status, check, show, diff, unused, prune, rekey
 PROXY_COMMANDS: dict[str, str] = {
     "serve": "serve the record/replay proxy on 127.0.0.1 until Ctrl-C or SIGTERM",
     "run": "run a command with ANTHROPIC_BASE_URL set to a proxy: run [options] -- CMD ARGS",
+    "mcp": "stand in for a stdio MCP server, recorded and replayed: mcp [options] -- CMD ARGS",
 }
 
 
@@ -56,6 +57,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; return its exit status (argparse exits 2 on a usage error)."""
     words = list(sys.argv[1:] if argv is None else argv)
+    if words[:1] == ["mcp"]:
+        from .mcp import mcp_main
+
+        return mcp_main(words[1:])
     if words[:1] and words[0] in PROXY_COMMANDS:
         from .proxy import run_main, serve_main
 

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from types import FrameType
 
 from .._core.config import Mode, bedrock_for_children, parse_mode
+from .._core.credentials import REPLAY_API_KEY, with_stand_in_key
 from .._ledger.summary import print_summary, summary_line
 from .._seams.proxy import Proxy, ProxyError
 from ..errors import ConfigError
@@ -88,6 +89,12 @@ def serve_main(argv: Sequence[str] | None = None) -> int:
     previous = {sig: signal.signal(sig, request_stop) for sig in _STOP_SIGNALS}
     try:
         print(f"vcr_kit proxy on {proxy.url}", flush=True)
+        if proxy.needs_stand_in_key():
+            print(
+                "vcr_kit: replaying, no key needed: give clients without one "
+                f"ANTHROPIC_API_KEY={REPLAY_API_KEY}",
+                flush=True,
+            )
         while not stopping.wait(0.2):  # a timed wait lets the handler run promptly
             pass
     finally:
@@ -121,6 +128,8 @@ def run_main(argv: Sequence[str] | None = None) -> int:
     if proxy is None:
         return 1
     env = {**os.environ, "ANTHROPIC_BASE_URL": proxy.url}
+    if proxy.needs_stand_in_key(env):  # replay needs no key: the child gets the stand-in
+        env = with_stand_in_key(env)
     if bedrock_for_children():  # Claude Code on Bedrock: the proxy signs upstream itself
         env.update(ANTHROPIC_BEDROCK_BASE_URL=proxy.url, CLAUDE_CODE_SKIP_BEDROCK_AUTH="1")
     signalled: list[int] = []

@@ -23,6 +23,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Final
 
+from ..dehydrate import disable_rules_from_environment
 from ..errors import ConfigError
 from .platforms import BASE_URL_VARIABLES
 
@@ -215,6 +216,7 @@ def load_settings(
     lock_timeout = lock_timeout_from(env.get("VCR_LOCK_TIMEOUT"))
     flag("VCR_REPORT", default=True)  # a typo fails here, loudly; read at exit (summary_wanted)
     allowed_secrets()  # a bad pattern fails here, before any call; read again at each write
+    rules_turned_off()
     return Settings(
         mode=resolved,
         fixtures_dir=root,
@@ -222,6 +224,19 @@ def load_settings(
         ci_locked=ci_locked,
         lock_timeout=lock_timeout,
     )
+
+
+def rules_turned_off() -> tuple[str, ...]:
+    """``VCR_DISABLE_RULES``: dehydrate rules to turn off, by name, comma-separated
+    (``git_user,shell``); applied to the rules in force on every read."""
+    names = tuple(
+        name.strip() for name in os.environ.get("VCR_DISABLE_RULES", "").split(",") if name.strip()
+    )
+    try:
+        disable_rules_from_environment(names)
+    except ValueError as exc:
+        raise ConfigError(f"{exc}. Fix or unset VCR_DISABLE_RULES.") from None
+    return names
 
 
 def is_active(settings: Settings | None = None) -> bool:

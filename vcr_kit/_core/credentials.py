@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from typing import Final
 
 __all__ = [
+    "CHILD_CREDENTIAL_VARS",
     "CREDENTIAL_HEADERS",
     "CREDENTIAL_VARS",
     "PLATFORM_KEY_VARS",
@@ -23,12 +24,14 @@ __all__ = [
     "SECRET_ENV_VARS",
     "credentials_in",
     "environment_key",
+    "has_child_credentials",
     "has_real_credentials",
     "has_real_key",
     "live_secrets",
     "platform_stand_ins",
     "stand_in_key_while",
     "uses_stand_in_key",
+    "with_stand_in_key",
 ]
 
 #: Given to a client that has no credentials, so the SDK builds requests; a replay
@@ -47,6 +50,8 @@ PLATFORM_SECRET_VARS: Final = (
     "AWS_SECRET_ACCESS_KEY",
     "AWS_SESSION_TOKEN",
 )
+#: The variables a child process (Claude Code, claude-agent-sdk) logs in with.
+CHILD_CREDENTIAL_VARS: Final = (*CREDENTIAL_VARS, "CLAUDE_CODE_OAUTH_TOKEN")
 #: Environment variables whose values must never appear in a fixture.
 SECRET_ENV_VARS: Final = (
     *CREDENTIAL_VARS,
@@ -110,6 +115,22 @@ def platform_stand_ins() -> Iterator[None]:
         for name in missing:
             if os.environ.get(name) == REPLAY_API_KEY:
                 del os.environ[name]
+
+
+def with_stand_in_key(environ: Mapping[str, str]) -> dict[str, str]:
+    """``environ`` for a child process that replays: unchanged when it holds a key or
+    token of its own, else with the stand-in key, so that a client which refuses to
+    start without credentials (Claude Code: "Not logged in") sends its requests."""
+    if has_child_credentials(environ):
+        return dict(environ)
+    return {**environ, CREDENTIAL_VARS[0]: REPLAY_API_KEY}
+
+
+def has_child_credentials(environ: Mapping[str, str] | None = None) -> bool:
+    """``environ`` (default: this process's) holds a key or login token that a child
+    process would use."""
+    found = os.environ if environ is None else environ
+    return any(found.get(name) for name in CHILD_CREDENTIAL_VARS)
 
 
 def credentials_in(headers: Mapping[str, str]) -> list[tuple[str, str]]:

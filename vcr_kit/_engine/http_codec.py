@@ -24,8 +24,9 @@ from .._core.httplib import library_of
 from .._core.ids import give_ids_text, stabilizer
 from .._core.storable import answer_refusal
 from .._ledger.cost import usage_entries
-from ..dehydrate import dehydrate_json, hydrate_json, placeholders
+from ..dehydrate import dehydrate, dehydrate_json, hydrate_json, placeholders
 from .sdk_codec import RECORDED_REQUEST_ID, fresh_request_id
+from .stream_pieces import has_joined_pieces, join_pieces, split_pieces
 
 if TYPE_CHECKING:  # at run time a response may be httpx2's or httpx's (anthropic 0.x)
     import httpx2
@@ -105,7 +106,8 @@ def store_response_with_ids(
     stored: dict[str, Any] = {"status": response.status_code}
     stabilize, stored_to_live = stabilizer(seed)
     if content_type.startswith(_SSE):
-        stored["events"] = stabilize(parse_sse(response.text))
+        # Joined before dehydrating: a path split across pieces is then seen whole.
+        stored["events"] = join_pieces(stabilize(parse_sse(response.text)), dehydrate)
     elif content_type.startswith(_EVENT_STREAM) and (
         frames := _frames_or_none(response.content)
     ) is not None:
@@ -252,7 +254,11 @@ def rebuild_response(
     """
     content = _render(stored)
     if isinstance(content, str) and any(token in content for token in placeholders()):
-        content = _render(hydrate_json(stored))
+        stored = hydrate_json(stored)
+        content = _render(stored)
+    if "events" in stored and has_joined_pieces(stored["events"]):
+        # Split after hydrating: a placeholder split across pieces would not be seen.
+        content = render_sse(split_pieces(stored["events"]))
     if isinstance(content, str):
         content = give_ids_text(content, fixture_stem, live_ids).encode("utf-8")
     if "frames" in stored:

@@ -25,6 +25,9 @@ _MAX_DIFF_LINES: Final = 40
 #: A diff line longer than this is cut: a 2 MB prompt is one JSON line, and a miss
 #: message must stay readable (and small) in a terminal and a CI log.
 _MAX_LINE: Final = 200
+#: Characters kept before the first difference of a cut line (a system prompt's
+#: difference is deep inside one 20 KB line: its start says nothing).
+_CONTEXT: Final = 60
 
 
 def _family(stem: str) -> str:
@@ -112,10 +115,52 @@ def _pretty(value: Any) -> list[str]:
     return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
 
 
-def _cut(line: str) -> str:
+def _cut(line: str, differs_at: int = 0) -> str:
+    """``line`` cut to about ``_MAX_LINE`` characters around ``differs_at`` (where it
+    first differs from the line it replaces), with ``_CONTEXT`` characters before;
+    each cut says how much it left out. The line's head (the diff's ``-``/``+`` mark,
+    the indent and the JSON key) is always kept."""
     if len(line) <= _MAX_LINE:
         return line
-    return f"{line[:_MAX_LINE]}... ({len(line) - _MAX_LINE} more characters)"
+    key_end = line.find('": "', 0, _CONTEXT)
+    head = key_end + 4 if key_end > 0 else 1
+    start = min(max(head, differs_at - _CONTEXT), len(line) - _MAX_LINE + head)
+    end = start + _MAX_LINE - head
+    before = f"({start - head} characters) ..." if start > head else ""
+    after = f"... ({len(line) - end} more characters)" if end < len(line) else ""
+    return f"{line[:head]}{before}{line[start:end]}{after}"
+
+
+def _cut_lines(diff: list[str]) -> list[str]:
+    """The diff's lines, each cut around where it differs from its pair (the n-th
+    removed line of a change and its n-th added line)."""
+    cut: list[str] = []
+    i = 0
+    while i < len(diff):
+        removed = _run(diff, i, "-")
+        added = _run(diff, i + len(removed), "+")
+        if not removed and not added:
+            cut.append(_cut(diff[i]))
+            i += 1
+            continue
+        for n, line in enumerate(removed):
+            pair = added[n] if n < len(added) else ""
+            cut.append(_cut(line, _common_prefix(line[1:], pair[1:]) + 1))
+        for n, line in enumerate(added):
+            pair = removed[n] if n < len(removed) else ""
+            cut.append(_cut(line, _common_prefix(line[1:], pair[1:]) + 1))
+        i += len(removed) + len(added)
+    return cut
+
+
+def _run(diff: list[str], start: int, mark: str) -> list[str]:
+    """The lines from ``start`` on that begin with ``mark`` (not the file headers)."""
+    run: list[str] = []
+    for line in diff[start:]:
+        if not line.startswith(mark) or line.startswith(mark * 3 + " "):
+            break
+        run.append(line)
+    return run
 
 
 def describe_near_miss(path: Path, request: Any) -> str:
@@ -136,7 +181,7 @@ def describe_near_miss(path: Path, request: Any) -> str:
             )
         )
         if diff:
-            shown = [_cut(line) for line in diff[:_MAX_DIFF_LINES]]
+            shown = _cut_lines(diff)[:_MAX_DIFF_LINES]
             if len(diff) > len(shown):
                 shown.append(f"... ({len(diff) - len(shown)} more diff lines)")
             lines.append("What differs:")

@@ -24,14 +24,14 @@ import json
 import socket
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
 from .._core.config import Mode, base_url, base_url_set_to, bedrock_upstream
-from .._core.credentials import has_real_key
+from .._core.credentials import has_child_credentials, has_real_key, stand_in_key_while
 from .._core.http_request import request_key
 from .._core.httplib import sdk_library
 from .._engine.live import add_local_proxy, remove_local_proxy
@@ -151,6 +151,13 @@ class Proxy:
     @property
     def settings(self) -> Any:
         return self.recorder.settings
+
+    def needs_stand_in_key(self, environ: Mapping[str, str] | None = None) -> bool:
+        """A child started with ``environ`` (default: this process's) must be given the
+        stand-in key: this proxy replays, and the child has no credentials to log in."""
+        if self.settings.mode is not Mode.REPLAY:  # recording may need the child's own login
+            return False
+        return not has_child_credentials(environ)
 
     def start(self) -> Proxy:
         self.client = self.lib.Client(
@@ -562,10 +569,14 @@ def proxy(
 
     Give the URL to another process as ``ANTHROPIC_BASE_URL``. ``upstream`` defaults
     to ``ANTHROPIC_BASE_URL``, else the real API; the client's key is forwarded
-    upstream and never stored.
+    upstream and never stored. In replay mode, with no key or login token in the
+    environment, the block runs with the stand-in key set, so a child started in it
+    (Claude Code will not start without one) replays; no request carrying it is ever
+    sent upstream.
     """
     with Proxy(port=port, mode=mode, fixtures_dir=fixtures_dir, upstream=upstream) as running:
-        yield running.url
+        with stand_in_key_while(running.needs_stand_in_key()):
+            yield running.url
 
 
 @contextlib.contextmanager

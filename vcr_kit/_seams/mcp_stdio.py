@@ -1,0 +1,236 @@
+"""A record/replay relay for a stdio MCP server: ``vcr_kit mcp -- SERVER_CMD ARGS...``.
+
+An MCP client (Claude Code, claude-agent-sdk) starts a stdio server as a child and
+speaks JSON-RPC to it, one JSON message per line. The relay stands in its place:
+each request the client sends is a fixture (``mcp-<hash>.json``), keyed by the
+server's name, the method and the dehydrated params (the JSON-RPC id and ``_meta``
+left out: they differ on every run), whose answer is the server's ``result`` or
+``error``. A hit is answered from the fixture, the server untouched; the server is
+started only for the first request that must be recorded, and is first given the
+client's ``initialize`` handshake, so it may start mid-session. On replay the server
+never starts (its command need not exist); a miss is answered with a JSON-RPC error
+that names the fixture, so the client shows it.
+
+Notifications and the server's own requests to the client (sampling, roots) are
+relayed while a server runs and dropped otherwise: they are not part of an answer.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from queue import Queue
+from typing import IO, Any, Final
+
+from .._core.config import Mode
+from .._engine.cassette import fixture
+from ..errors import VCRError
+
+__all__ = ["FIXTURE_NAME", "MISS_CODE", "McpRelay"]
+
+#: Fixture files are ``mcp-<12 hex>.json``.
+FIXTURE_NAME: Final = "mcp"
+#: The JSON-RPC error code of an answer vcr_kit could not give (server-error range).
+MISS_CODE: Final = -32000
+#: What a client says before anything else; a server started mid-session hears it first.
+_HANDSHAKE: Final = ("initialize", "notifications/initialized")
+_PARSE_ERROR: Final = {"code": -32700, "message": "Parse error"}
+
+
+class _ServerGone(Exception):
+    """The server exited (or never started) before answering."""
+
+
+class McpRelay:
+    """Relays one client's JSON-RPC lines (``client_in`` to ``client_out``) through the
+    fixtures, starting ``command`` only to record."""
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        *,
+        name: str,
+        mode: Mode,
+        fixtures_dir: str | Path | None,
+        client_in: IO[bytes],
+        client_out: IO[bytes],
+    ) -> None:
+        self.command = list(command)
+        self.name = name
+        self.mode = mode
+        self.fixtures_dir = fixtures_dir
+        self.client_in = client_in
+        self.client_out = client_out
+        self.write_lock = threading.Lock()
+        self.server: subprocess.Popen[bytes] | None = None
+        self.pending: dict[Any, Queue[dict[str, Any] | None]] = {}
+        self.pending_lock = threading.Lock()
+        #: The client's handshake, given again to a server started mid-session.
+        self.handshake: list[dict[str, Any]] = []
+
+    # -- the client side ---------------------------------------------------------
+
+    def serve(self) -> int:
+        """Relay until the client closes its input; stop the server, if one ran.
+
+        The client's lines are read on a thread of their own: its answers to the
+        server's requests (roots, sampling) must reach the server while a request of
+        the client's waits for the server. Its requests are answered one at a time.
+        """
+        inbox: Queue[dict[str, Any] | None] = Queue()
+        reader = threading.Thread(target=self.read_client, args=(inbox,), daemon=True,
+                                  name="vcr_kit mcp client")  # fmt: skip
+        reader.start()
+        try:
+            while (message := inbox.get()) is not None:
+                self.from_client(message)
+        finally:
+            self.stop_server()
+        return 0
+
+    def read_client(self, inbox: Queue[dict[str, Any] | None]) -> None:
+        try:
+            for line in self.client_in:
+                if not line.strip():
+                    continue
+                try:
+                    message = json.loads(line)
+                except ValueError:
+                    self.to_client({"jsonrpc": "2.0", "id": None, "error": _PARSE_ERROR})
+                    continue
+                if not isinstance(message, dict):
+                    continue
+                if "method" not in message:  # the client's answer to a request of the server's
+                    self.to_server(message)
+                else:
+                    inbox.put(message)
+        finally:
+            inbox.put(None)
+
+    def from_client(self, message: dict[str, Any]) -> None:
+        method = message["method"]
+        if method in _HANDSHAKE:
+            self.handshake.append(message)
+        if "id" not in message:  # a notification: nothing to answer
+            self.to_server(message)
+            return
+        self.to_client({"jsonrpc": "2.0", "id": message["id"], **self.answer(message)})
+
+    def answer(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The ``result`` or ``error`` of ``request``: replayed, else recorded."""
+        params = request.get("params")
+        if isinstance(params, dict):
+            params = {k: v for k, v in params.items() if k != "_meta"}
+        key = {"server": self.name, "method": request["method"], "params": params}
+        try:
+            with fixture(key, FIXTURE_NAME, mode=self.mode, fixtures_dir=self.fixtures_dir) as f:
+                answer: dict[str, Any] = f.play(lambda: self.ask_server(request))
+                return answer
+        except VCRError as exc:
+            return {"error": {"code": MISS_CODE, "message": f"vcr_kit: {exc.message}"}}
+        except _ServerGone as exc:
+            return {"error": {"code": MISS_CODE, "message": f"vcr_kit: {exc}"}}
+
+    def to_client(self, message: dict[str, Any]) -> None:
+        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        with self.write_lock:
+            self.client_out.write(data + b"\n")
+            self.client_out.flush()
+
+    # -- the server side ---------------------------------------------------------
+
+    def ask_server(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Send ``request`` to the server (started if need be); its answer without id."""
+        self.start_server(request)
+        answer = self.exchange(request)
+        return {k: v for k, v in answer.items() if k in ("result", "error")}
+
+    def exchange(self, request: dict[str, Any]) -> dict[str, Any]:
+        waiting: Queue[dict[str, Any] | None] = Queue(maxsize=1)
+        with self.pending_lock:
+            self.pending[request["id"]] = waiting
+        try:
+            self.to_server(request)
+            answer = waiting.get()
+        finally:
+            with self.pending_lock:
+                self.pending.pop(request["id"], None)
+        if answer is None:
+            raise _ServerGone(f"the MCP server {self.name!r} exited before answering "
+                              f"{request['method']!r}; its output is on stderr")  # fmt: skip
+        return answer
+
+    def start_server(self, current: dict[str, Any]) -> None:
+        """Start the server if it is not running, and give it the client's handshake
+        (but ``current``, the request about to be sent)."""
+        if self.server is not None:
+            if self.server.poll() is None:
+                return
+            status = self.server.returncode
+            raise _ServerGone(f"the MCP server {self.name!r} exited (status {status}); "
+                              "its output is on stderr")  # fmt: skip
+        try:
+            self.server = subprocess.Popen(
+                self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE
+            )
+        except OSError as exc:
+            raise _ServerGone(
+                f"cannot start the MCP server {self.command[0]!r}: {exc.strerror or exc}. "
+                "Install it to record; replaying needs only the fixtures."
+            ) from None
+        threading.Thread(target=self.from_server, name="vcr_kit mcp server", daemon=True).start()
+        for message in self.handshake:  # the server must know the client first
+            if message is current:
+                continue
+            if "id" in message:
+                self.exchange(message)
+            else:
+                self.to_server(message)
+
+    def to_server(self, message: dict[str, Any]) -> None:
+        server = self.server
+        if server is None or server.stdin is None or server.poll() is not None:
+            return  # replaying: nobody to tell
+        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        try:
+            server.stdin.write(data + b"\n")
+            server.stdin.flush()
+        except OSError:
+            pass  # it exited: the reader answers every waiting request
+
+    def from_server(self) -> None:
+        server = self.server
+        if server is None or server.stdout is None:
+            return
+        for line in server.stdout:
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue  # not a message: MCP servers must log to stderr, some do not
+            if not isinstance(message, dict):
+                continue
+            if "method" not in message and "id" in message:
+                with self.pending_lock:
+                    waiting = self.pending.get(message["id"])
+                if waiting is not None:
+                    waiting.put(message)
+                    continue
+            self.to_client(message)  # a notification, or a request to the client
+        with self.pending_lock:
+            for waiting in self.pending.values():
+                waiting.put(None)
+
+    def stop_server(self) -> None:
+        server, self.server = self.server, None
+        if server is None:
+            return
+        if server.stdin is not None:
+            server.stdin.close()
+        try:
+            server.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            server.terminate()
+            server.wait()
