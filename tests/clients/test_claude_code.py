@@ -29,7 +29,7 @@ from tests.support.env import environ_without_vcr, run_captured, temp_dir
 ROOT = Path(__file__).resolve().parents[2]
 UNREACHABLE = "http://127.0.0.1:9"
 TOOLS = "Bash,Read,Write,Edit,Agent,mcp__clock__now"
-MCP_SERVER = ROOT / "tests" / "support" / "mcp_clock_server.py"
+MCP_SERVER = ROOT / "examples" / "claude_code" / "clock_server.py"
 REPLAYED = r"[1-9]\d* replayed, 0 recorded, 0 missing"
 RECORDED = r"0 replayed, [1-9]\d* recorded, 0 missing"
 

@@ -1,9 +1,9 @@
 """``vcr_kit mcp -- SERVER_CMD``: a stdio MCP server recorded once, replayed without it.
 
 The client is this test, speaking JSON-RPC lines to a real ``vcr_kit mcp`` process;
-the server is ``tests/support/mcp_clock_server.py``, whose answers (the time, a random
-number) differ on every call, and which logs each tool call to a file. Replay runs
-offline (``unshare -n``), in CI, with the server's command missing from the machine.
+the server is the recipe's ``examples/claude_code/clock_server.py``, whose answers (the
+time, a random number) differ on every call, and which logs each tool call to a file.
+Replay runs offline (``unshare -n``), in CI, with the server's command missing from the machine.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from tests.clients.test_proxy import offline
 from tests.support.env import environ_without_vcr, temp_dir
 
 ROOT = Path(__file__).resolve().parents[2]
-SERVER = ROOT / "tests" / "support" / "mcp_clock_server.py"
+SERVER = ROOT / "examples" / "claude_code" / "clock_server.py"
 MISSING = "Fixture missing: {}. Re-run the tests with VCR_RECORD=1, then commit the result."
 
 HANDSHAKE = [

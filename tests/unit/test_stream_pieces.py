@@ -124,7 +124,9 @@ class PathAcrossPiecesTest(unittest.TestCase):
         whole = json.dumps({"file_path": f"{recording}/notes.txt"}, separators=(",", ":"))
         pieces = [whole[i : i + 7] for i in range(0, len(whole), 7)]
         with working_dir(recording):
-            stored = store_response(self.response([delta(1, p) for p in pieces]), "seed")
+            final = {"event": "message_stop", "data": {"type": "message_stop"}}
+            events = [*(delta(1, p) for p in pieces), final]  # only a whole stream is kept
+            stored = store_response(self.response(events), "seed")
         assert stored is not None
         self.assertEqual(
             stored["events"][0]["data"]["delta"]["partial_json"],

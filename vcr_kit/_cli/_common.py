@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Protocol
 
+from .._core.config import Mode, parse_mode
 from .._core.paths import display_path
 from .._store.files import unusable_folder
 
@@ -30,6 +31,24 @@ def add_folder(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "folder", nargs="?", metavar="FOLDER", help="default: VCR_FIXTURES_DIR or fixtures/"
     )
+
+
+def add_store_options(parser: argparse.ArgumentParser) -> None:
+    """``--fixtures DIR`` and ``--mode``, for the commands that serve other processes
+    (``serve``, ``run``, ``mcp``); ``mode_of`` reads the second."""
+    parser.add_argument(
+        "--fixtures", metavar="DIR", help="fixtures folder (default: VCR_FIXTURES_DIR or fixtures/)"
+    )
+    parser.add_argument(
+        "--mode",
+        choices=[m.value for m in Mode],
+        help="auto, replay, record or off (default: VCR_MODE, else replay in CI, else auto)",
+    )
+
+
+def mode_of(args: argparse.Namespace) -> Mode | None:
+    """The ``--mode`` given, or None for the environment's."""
+    return None if args.mode is None else parse_mode(args.mode, "--mode")
 
 
 def folder_of(args: argparse.Namespace) -> Path | None:

@@ -14,10 +14,11 @@ import os
 import sys
 from collections.abc import Sequence
 
-from .._core.config import Mode, load_settings, parse_mode
+from .._core.config import load_settings
 from .._seams.mcp_stdio import McpRelay
 from ..dehydrate import dehydrate
 from ..errors import ConfigError
+from ._common import add_store_options, mode_of
 
 __all__ = ["mcp_main"]
 
@@ -29,14 +30,7 @@ def mcp_main(argv: Sequence[str] | None = None) -> int:
         description="Stand in for a stdio MCP server: answer its requests from fixtures, "
         "starting SERVER_CMD only to record.",
     )
-    parser.add_argument(
-        "--fixtures", metavar="DIR", help="fixtures folder (default: VCR_FIXTURES_DIR or fixtures/)"
-    )
-    parser.add_argument(
-        "--mode",
-        choices=[m.value for m in Mode],
-        help="auto, replay, record or off (default: VCR_MODE, else replay in CI, else auto)",
-    )
+    add_store_options(parser)
     parser.add_argument(
         "--name",
         help="the server's name in the fixtures' keys (default: the command and its "
@@ -52,7 +46,7 @@ def mcp_main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         settings = load_settings(
-            mode=None if args.mode is None else parse_mode(args.mode, "--mode"),
+            mode=mode_of(args),
             fixtures_dir=args.fixtures,
         )
     except ConfigError as exc:

@@ -18,11 +18,12 @@ import threading
 from collections.abc import Sequence
 from types import FrameType
 
-from .._core.config import Mode, bedrock_for_children, parse_mode
+from .._core.config import bedrock_for_children
 from .._core.credentials import REPLAY_API_KEY, with_stand_in_key
 from .._ledger.summary import print_summary, summary_line
 from .._seams.proxy import Proxy, ProxyError
 from ..errors import ConfigError
+from ._common import add_store_options, mode_of
 
 __all__ = ["run_main", "serve_main"]
 
@@ -36,14 +37,7 @@ def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--port", type=int, default=0, help="port to listen on (default: a free one)"
     )
-    parser.add_argument(
-        "--fixtures", metavar="DIR", help="fixtures folder (default: VCR_FIXTURES_DIR or fixtures/)"
-    )
-    parser.add_argument(
-        "--mode",
-        choices=[m.value for m in Mode],
-        help="auto, replay, record or off (default: VCR_MODE, else replay in CI, else auto)",
-    )
+    add_store_options(parser)
     parser.add_argument(
         "--upstream",
         metavar="URL",
@@ -54,7 +48,7 @@ def _options(parser: argparse.ArgumentParser) -> None:
 
 def _start(args: argparse.Namespace) -> Proxy | None:
     try:
-        mode = None if args.mode is None else parse_mode(args.mode, "--mode")
+        mode = mode_of(args)
         return Proxy(
             port=args.port, mode=mode, fixtures_dir=args.fixtures, upstream=args.upstream
         ).start()
