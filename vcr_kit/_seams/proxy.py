@@ -40,6 +40,7 @@ from .._ledger.notes import Event, note
 from ..errors import VCRError
 from .aws_signing import signed_headers
 from .forwarding import BodyForwarder, EventStreamForwarder, SseForwarder
+from .request_body import BODY_TIMEOUT, BadRequest, read_body
 
 __all__ = ["DEFAULT_UPSTREAM", "Proxy", "ProxyError", "proxy", "proxy_for_test"]
 
@@ -71,17 +72,6 @@ _STOP_WAIT: Final = 600.0
 #: After the grace period, how long the handlers get to fail cleanly once their
 #: connections are shut (no fixture is written for a request whose client is gone).
 _STOP_CLEANUP: Final = 2.0
-#: A client that sends nothing for this long mid-body is answered 408 and dropped: on
-#: loopback a live client never pauses that long, and a stalled one would hold a
-#: thread (and ``stop()``) for ever. A per-read limit: a slow, steady upload is fine.
-BODY_TIMEOUT: Final = 5.0
-#: Larger than any request the API takes (the Files API's 500 MB): refused unread.
-MAX_BODY: Final = 512 * 1024 * 1024
-_READ_PIECE: Final = 1024 * 1024
-#: A chunk-size line longer than this is no chunk size.
-_MAX_LINE: Final = 4096
-
-
 class ProxyError(OSError):
     """The proxy cannot start (the port is taken) or cannot reach its upstream."""
 
@@ -98,17 +88,6 @@ def error_body(error_type: str, message: str) -> bytes:
 
 class _ClientGone(Exception):
     """The client hung up mid-answer: nothing may be recorded."""
-
-
-class _BadRequest(Exception):
-    """The request cannot be read (its framing is wrong, or it stopped arriving): the
-    client gets an answer in the API's error shape, and the connection is closed."""
-
-    def __init__(self, status: int, error_type: str, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.error_type = error_type
-        self.message = message
 
 
 class Proxy:
@@ -276,7 +255,7 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             try:
                 body = self.read_body()
-            except _BadRequest as bad:
+            except BadRequest as bad:
                 self.close_connection = True  # where the next request starts is unknown
                 self.server.owner.log(f"vcr_kit proxy: {bad.message}")
                 body_bytes = error_body(bad.error_type, bad.message)
@@ -293,86 +272,15 @@ class _Handler(BaseHTTPRequestHandler):
                 self.server.state.notify_all()
 
     def read_body(self) -> bytes:
-        """The request body, as its headers frame it; ``_BadRequest`` when they frame it
-        wrongly, when it ends early, or when it stops arriving."""
+        """The request body (``request_body.read_body``), each read waiting at most the
+        proxy's ``body_timeout``."""
         timeout = self.server.owner.body_timeout
         self.connection.settimeout(timeout)
         try:
-            if "chunked" in self.headers.get("transfer-encoding", "").lower():
-                return self._read_chunked()
-            return self._read_exactly(self._content_length(), "Content-Length")
-        except TimeoutError:
-            raise _BadRequest(
-                408,
-                "timeout_error",
-                f"vcr_kit proxy cannot read the request: its body stopped arriving "
-                f"(nothing for {timeout:g} seconds). Nothing was sent upstream.",
-            ) from None
+            return read_body(self.rfile, self.headers, timeout)
         finally:
             with contextlib.suppress(OSError):
                 self.connection.settimeout(None)  # idle keep-alive: closed by stop()
-
-    def _content_length(self) -> int:
-        values = {v.strip() for v in self.headers.get_all("content-length") or []}
-        if not values:
-            return 0
-        if len(values) > 1:
-            shown = ", ".join(sorted(values))
-            raise _bad_framing(f"Content-Length is given twice, with different values ({shown}).")
-        (value,) = values
-        if not (value.isascii() and value.isdigit()):
-            raise _bad_framing(f"Content-Length {value!r} is not a number of bytes.")
-        length = int(value)
-        if length > MAX_BODY:
-            raise _BadRequest(
-                413,
-                "request_too_large",
-                f"vcr_kit proxy cannot read the request: its body ({length} bytes) is larger "
-                f"than the proxy takes ({MAX_BODY} bytes). Nothing was sent upstream.",
-            )
-        return length
-
-    def _read_exactly(self, length: int, framing: str) -> bytes:
-        parts: list[bytes] = []
-        got = 0
-        while got < length:  # in pieces: a false length reserves no memory
-            piece = self.rfile.read(min(_READ_PIECE, length - got))
-            if not piece:
-                raise _bad_framing(
-                    f"The request body ended after {got} of the {length} bytes its "
-                    f"{framing} announced."
-                )
-            parts.append(piece)
-            got += len(piece)
-        return b"".join(parts)
-
-    def _read_chunked(self) -> bytes:
-        parts: list[bytes] = []
-        total = 0
-        while True:
-            line = self.rfile.readline(_MAX_LINE)
-            if not line.endswith(b"\n"):
-                raise _bad_framing("The chunked request body ended before its last chunk.")
-            text = line.split(b";", 1)[0].strip()
-            if not text or not all(c in b"0123456789abcdefABCDEF" for c in text):
-                shown = text.decode("ascii", "replace")
-                raise _bad_framing(f"Chunk size {shown!r} is not a hexadecimal number of bytes.")
-            size = int(text, 16)
-            if size == 0:
-                while self.rfile.readline(_MAX_LINE).strip():  # trailers, then the blank line
-                    pass
-                return b"".join(parts)
-            total += size
-            if total > MAX_BODY:
-                raise _BadRequest(
-                    413,
-                    "request_too_large",
-                    "vcr_kit proxy cannot read the request: its body is larger than the proxy "
-                    f"takes ({MAX_BODY} bytes). Nothing was sent upstream.",
-                )
-            parts.append(self._read_exactly(size, "chunk size"))
-            if self.rfile.readline(_MAX_LINE) not in (b"\r\n", b"\n"):
-                raise _bad_framing(f"A chunk of {size} bytes is not followed by a line end.")
 
     # -- writing to the client -------------------------------------------------------
 
@@ -541,14 +449,6 @@ class _Exchange:
         return lib.Response(
             response.status_code, headers=kept, content=b"".join(buffered), request=request
         )
-
-
-def _bad_framing(problem: str) -> _BadRequest:
-    return _BadRequest(
-        400,
-        "invalid_request_error",
-        f"vcr_kit proxy cannot read the request: {problem} Nothing was sent upstream.",
-    )
 
 
 def _to_bedrock(path: str) -> bool:
