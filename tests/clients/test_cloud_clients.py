@@ -146,7 +146,13 @@ def test_recorded_with_the_platforms_credentials_and_replayed_offline_with_none(
         assert rerecorded["answers"] == recorded["answers"]
         assert fixture_bytes(fixtures) == first, "re-recording changed a fixture"
     assert all(cost > 0 for cost in recorded["costs"]), recorded["costs"]
-    for env in ({variable: url}, {}, {}):  # the recorded base URL, then the default host
+    hosts: tuple[dict[str, str], ...] = ({variable: url}, {}, {})  # recorded URL, default host
+    if platform == "google_cloud" and int(anthropic.__version__.split(".")[0]) < 2:
+        # Releases before 2.x derive their default base URL on /v1alpha/: a request to
+        # the default host is another request than the one recorded on /v1/ (its name
+        # says so), so only the recorded base URL can replay it.
+        hosts = hosts[:1]
+    for env in hosts:
         replayed = run(platform, fixtures, {**env, "VCR_MODE": "replay"}, offline=True)
         assert replayed == {**recorded, "events": ["replayed"] * 4}
     assert fixture_bytes(fixtures) == first
