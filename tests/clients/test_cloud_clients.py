@@ -177,11 +177,6 @@ def test_a_miss_without_credentials_says_what_the_platform_needs(
     platform: str, needs: str, tmp_path: Path
 ) -> None:
     needs_client(platform)
-    if int(anthropic.__version__.split(".")[0]) < 1:
-        # Known gap, not fixed yet: on anthropic 0.x a miss without a key in auto mode
-        # reaches the caller as APIConnectionError (the FixtureMissingError is its
-        # cause), for the first-party client as for the cloud ones.
-        pytest.skip("anthropic 0.x wraps a keyless miss in APIConnectionError")
     fixtures = tmp_path / "fixtures"
     outcome = run(platform, fixtures, {"VCR_MODE": "auto"}, offline=True)
     (name,) = [word for word in outcome["error"].split() if word.endswith(".json.")]

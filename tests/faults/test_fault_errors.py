@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import sys
+import textwrap
 import time
 import unittest
 from collections.abc import Callable
@@ -24,6 +27,7 @@ from unittest import mock
 import anthropic
 
 import vcr_kit
+from tests.support.env import environ_without_vcr, run_captured, temp_dir
 from tests.support.loopback_case import LoopbackTestCase, create
 from vcr_kit._engine import recorder as _http
 
@@ -170,6 +174,54 @@ class UpstreamErrorsStillRetriedTest(ThreeClientsTestCase):
         ) as client:
             exc, _ = self.raised(lambda: create(client, "Nobody listens"))
         self.assertIsInstance(exc, anthropic.APIConnectionError)
+
+
+#: A user's test module that imports the SDK only inside its test, after vcr_kit's
+#: seams are in place (as code under test that imports it lazily does).
+_LAZY_IMPORT_TEST = textwrap.dedent(
+    """
+    import unittest
+    import vcr_kit
+
+    class LazyImport(vcr_kit.VCRTestCase):
+        def test_ask(self):
+            import anthropic
+
+            client = anthropic.Anthropic(max_retries=2)
+            client.messages.create(
+                model="claude-opus-4-7", max_tokens=5,
+                messages=[{"role": "user", "content": "imported late"}],
+            )
+    """
+)
+
+
+class SdkImportedDuringTheTestTest(unittest.TestCase):
+    def test_a_keyless_miss_reaches_the_caller_as_itself(self) -> None:
+        # anthropic 0.x turned every exception inside its retry loop into
+        # "APIConnectionError: Connection error." (after two back-off sleeps); the
+        # passage for vcr_kit's errors is now put in place when the SDK is imported.
+        folder = temp_dir(self)
+        (folder / "test_lazy.py").write_text(_LAZY_IMPORT_TEST, encoding="utf-8")
+        env = {
+            **environ_without_vcr(),
+            "VCR_MODE": "auto",
+            "VCR_REPORT": "0",
+            "PYTHONPATH": os.pathsep.join(sys.path),
+        }
+        env.pop("ANTHROPIC_API_KEY", None)
+        done = run_captured(
+            [sys.executable, "-m", "unittest", "test_lazy"], cwd=folder, env=env, timeout=120
+        )
+        self.assertEqual(done.returncode, 1, done.stderr)
+        self.assertIn("vcr_kit.errors.FixtureMissingError: Fixture missing: ", done.stderr)
+        self.assertIn(
+            "Recording it needs an API key: set ANTHROPIC_API_KEY (in the environment or in "
+            ".env) and run again.",
+            done.stderr,
+        )
+        self.assertNotIn("Connection error", done.stderr)
+        self.assertNotIn("Retrying request", done.stderr)
 
 
 if __name__ == "__main__":

@@ -39,7 +39,7 @@ from . import aiohttp_seam, cloud_credentials, guard, lazytls
 from .hosts import HostSet, anthropic_hosts
 from .on_import import PatchOnImport
 from .sdk_credentials import filling_credentials
-from .sdk_errors import delivered, install_error_passage
+from .sdk_errors import BASE_CLIENT_MODULE, delivered, install_error_passage
 
 if TYPE_CHECKING:
     import httpx2
@@ -127,7 +127,12 @@ def _install() -> None:
         if name not in sys.modules and name not in _finders:
             _finders[name] = PatchOnImport(name, _patch_library)
     lazytls.install(libraries)  # clients built during the test set up TLS only if they go live
-    install_error_passage()  # a no-op until the SDK is loaded; see _sdkpatch
+    # vcr_kit's errors cross the SDK's retry loop as themselves: wrapped now if the SDK
+    # is loaded, else the moment a test imports it (anthropic 0.x would otherwise turn
+    # the first request's miss into "Connection error.").
+    install_error_passage()
+    if BASE_CLIENT_MODULE not in sys.modules and BASE_CLIENT_MODULE not in _finders:
+        _finders[BASE_CLIENT_MODULE] = PatchOnImport(BASE_CLIENT_MODULE, install_error_passage)
     cloud_credentials.install(current)  # the cloud clients sign nothing while replaying
     aiohttp_seam.install(current)  # now if aiohttp is loaded, else when it is imported
     guard.install(current)

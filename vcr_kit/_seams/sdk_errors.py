@@ -15,11 +15,12 @@ import functools
 import sys
 import threading
 from contextvars import ContextVar
+from types import ModuleType
 from typing import Any, Final
 
 from ..errors import VCRError
 
-__all__ = ["deliver", "delivered", "install_error_passage"]
+__all__ = ["BASE_CLIENT_MODULE", "deliver", "delivered", "install_error_passage"]
 
 _inside_request: ContextVar[bool] = ContextVar("vcr_kit_inside_sdk_request", default=False)
 _lock = threading.RLock()
@@ -34,17 +35,27 @@ class _Escape(BaseException):
         self.error = error
 
 
-def install_error_passage() -> None:
-    """Wrap the SDK's ``request`` methods once (only if the SDK is loaded already)."""
-    if _passage_installed or "anthropic" not in sys.modules:
+#: The SDK module whose ``request`` methods are wrapped: a seam that finds it not yet
+#: imported asks ``on_import`` to call ``install_error_passage`` once it is.
+BASE_CLIENT_MODULE: Final = "anthropic._base_client"
+
+
+def install_error_passage(base_client: ModuleType | None = None) -> None:
+    """Wrap the SDK's ``request`` methods once: those of ``base_client`` (the module
+    just imported), else of the SDK already loaded; a no-op when neither is there."""
+    if _passage_installed:
         return
+    if base_client is None:
+        base_client = sys.modules.get(BASE_CLIENT_MODULE)
+        if base_client is None:
+            return
     with _lock:
         if _passage_installed:
             return
-        from anthropic import _base_client
+        module: Any = base_client  # the SDK's own classes, patched in place
 
-        sync_request = _base_client.SyncAPIClient.request
-        async_request = _base_client.AsyncAPIClient.request
+        sync_request = module.SyncAPIClient.request
+        async_request = module.AsyncAPIClient.request
 
         @functools.wraps(sync_request)
         def request(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -66,8 +77,8 @@ def install_error_passage() -> None:
             finally:
                 _inside_request.reset(token)
 
-        _base_client.SyncAPIClient.request = request  # type: ignore[method-assign]
-        _base_client.AsyncAPIClient.request = arequest  # type: ignore[method-assign]
+        module.SyncAPIClient.request = request
+        module.AsyncAPIClient.request = arequest
         _passage_installed.append(True)
 
 
