@@ -22,6 +22,7 @@ from tests.support.env import patch_env, working_dir
 from vcr_kit import dehydrate as dh
 from vcr_kit._core.config import load_settings
 from vcr_kit.dehydrate import (
+    DEFAULT_RULES,
     PathRule,
     Rule,
     WholeStringRule,
@@ -54,12 +55,13 @@ WIN_HOME = "C:\\Users\\me\\.claude"
 POSIX = {"cwd": CWD, "config_home": HOME}
 WINDOWS = {"cwd": WIN_CWD, "config_home": WIN_HOME}
 
-TRIGGERS = (
-    "num_files=",
-    "duration_ms=",
-    "cost_usd=",
-    "Available commands:",
-    "Files modified by user:",
+#: Every literal without which a default rule leaves a text alone (from the rules
+#: themselves, so a rule added later cannot make the property below flaky).
+TRIGGERS = tuple(
+    literal
+    for rule in DEFAULT_RULES
+    for literal in (getattr(rule, "trigger", None), getattr(rule, "marker", None))
+    if literal
 )
 
 PROPERTY_SETTINGS = settings(deadline=None, max_examples=300)
