@@ -206,8 +206,10 @@ def _compare_values(recorded: Any, live: Any, found: _Findings, where: str = "")
     if _is_message(recorded) and _is_message(live):
         _compare_messages(recorded, live, found, where)
     elif _without_volatile(recorded) != _without_volatile(live):
+        both_objects = isinstance(recorded, Mapping) and isinstance(live, Mapping)
         changed = _changed_fields(recorded, live)
-        found.add(BENIGN, f"{where}values differ: {', '.join(changed) or 'the value'}")
+        if changed or not both_objects:  # else only fields new or gone: drift said it
+            found.add(BENIGN, f"{where}values differ: {', '.join(changed) or 'the value'}")
 
 
 def _is_message(value: Any) -> bool:
@@ -219,8 +221,8 @@ def _changed_fields(recorded: Any, live: Any) -> list[str]:
         return []
     return sorted(
         key
-        for key in set(recorded) | set(live)
-        if key not in _VOLATILE and recorded.get(key) != live.get(key)
+        for key in set(recorded) & set(live)
+        if key not in _VOLATILE and _without_volatile(recorded[key]) != _without_volatile(live[key])
     )
 
 
