@@ -7,6 +7,7 @@ server: nothing here reaches the real API."""
 from __future__ import annotations
 
 import json
+import subprocess
 import textwrap
 import unittest
 from pathlib import Path
@@ -113,7 +114,9 @@ def snapshot(folder: Path) -> dict[str, bytes]:
     }
 
 
-class DriftTest(unittest.TestCase):
+class _Recorded(unittest.TestCase):
+    """The project, recorded once per class; the server moved for each test."""
+
     server: Any
     root: Path
     fixtures: Path
@@ -167,6 +170,8 @@ class DriftTest(unittest.TestCase):
                 found[test] = (row["verdict"], row["reasons"])
         return found
 
+
+class DriftTest(_Recorded):
     def test_each_verdict_class_from_the_moved_api(self) -> None:
         status, report, out = self.report()
         self.assertEqual(status, 1, out)
@@ -252,7 +257,7 @@ class DriftTest(unittest.TestCase):
         self.assertEqual(sorted(r["kind"] for r in report["fixtures"]), ["stream", "token_count"])
         self.assertEqual(sorted(r.path for r in self.server.log),
                          ["/v1/messages", "/v1/messages/count_tokens"])
-        status, out, err = self.drift("--sample", "9")
+        status, _out, err = self.drift("--sample", "9")
         self.assertEqual(
             (status, err),
             (2, "vcr_kit: --sample 9: 8 requests can be sent from this selection; ask for 1 "
@@ -324,3 +329,77 @@ class DriftTest(unittest.TestCase):
             line.split()[1] for line in done.stdout.splitlines() if line.startswith("FAILED ")
         )
         self.assertEqual(failed, [TESTS["test_tool"], TESTS["test_truncated"]], done.stdout)
+
+
+class DiffVerdictTest(_Recorded):
+    """``vcr_kit diff`` and ``vcr_kit.compare`` on the answers drift brought back."""
+
+    def copy_of_fixtures(self, where: Path) -> Path:
+        for relative, data in self.before.items():
+            (where / relative).parent.mkdir(parents=True, exist_ok=True)
+            (where / relative).write_bytes(data)
+        return where
+
+    def test_diff_of_two_folders_and_of_two_files(self) -> None:
+        into = self.out / "moved"
+        status, _, _ = self.drift("--into", str(into))
+        self.assertEqual(status, 1)
+        with working_dir(self.root):
+            status, out, err = cli("diff", "fixtures", str(into))
+        self.assertEqual((status, err), (1, ""))
+        lines = out.splitlines()
+        self.assertEqual(lines[-1], "vcr_kit: 2 regression, 2 api drift, 2 benign")
+        self.assertEqual(len(lines), 7)
+        truncated = next(line for line in lines if "truncated" in line)
+        self.assertRegex(
+            truncated,
+            r"^regression  post-v1-messages-[0-9a-f]{12}\.json: regression: truncated by "
+            r"max_tokens \(stop reason was end_turn\); benign: other wording in block 0 \(text\)$",
+        )
+        name = truncated.split()[1].rstrip(":")
+        status, out, _ = cli("diff", str(self.fixtures / name), str(into / name))
+        self.assertEqual(status, 1)
+        self.assertIn(
+            "verdict: regression\n  regression: truncated by max_tokens (stop reason was "
+            "end_turn)\n  benign: other wording in block 0 (text)\n", out + "\n"
+        )
+        import vcr_kit
+
+        verdict = vcr_kit.compare_fixtures(self.fixtures / name, into / name)
+        self.assertEqual((verdict.verdict, verdict.failed), ("regression", True))
+        same = vcr_kit.compare_fixtures(self.fixtures / name, self.fixtures / name)
+        self.assertEqual((same.verdict, same.reasons, same.failed), ("identical", (), False))
+        status, out, _ = cli("diff", str(self.fixtures), str(self.fixtures))
+        self.assertEqual(
+            (status, out),
+            (0, f"vcr_kit: {self.fixtures} and {self.fixtures} hold the same fixtures\n"),
+        )
+
+    def test_diff_of_two_git_revisions(self) -> None:
+        repo = temp_dir(self)
+        fixtures = self.copy_of_fixtures(repo / "fixtures")
+        env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+               "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+        patch_env(self, VCR_REPORT="0", ANTHROPIC_BASE_URL=self.server.url,
+                  ANTHROPIC_API_KEY=KEY, **env)
+        for words in (["init", "-q"], ["add", "fixtures"], ["commit", "-qm", "recorded"]):
+            subprocess.run(["git", *words], cwd=repo, check=True, capture_output=True)
+        with working_dir(repo):
+            status, _, _ = cli("drift", "--update", "--kind", "message")
+            self.assertEqual(status, 1)
+            status, out, err = cli("diff", "--git", "HEAD")
+        self.assertEqual((status, err), (1, ""))
+        self.assertEqual(
+            out.splitlines()[-1], "vcr_kit: 2 regression, 1 api drift, 1 benign"
+        )
+        with working_dir(repo):
+            subprocess.run(["git", "commit", "-qam", "re-recorded"], check=True,
+                           capture_output=True)
+            status, out, _ = cli("diff", "--git", "HEAD~1", "HEAD")
+            self.assertEqual(out.splitlines()[-1], "vcr_kit: 2 regression, 1 api drift, 1 benign")
+            self.assertEqual(cli("diff", "--git", "HEAD")[:2],
+                             (0, "vcr_kit: HEAD and the working tree hold the same fixtures\n"))
+            status, out, err = cli("diff", "--git", "nonesuch")
+        self.assertEqual(status, 2)
+        self.assertRegex(err, r"^vcr_kit: diff --git: fatal: .*nonesuch.*\n$")
+        self.assertEqual(fixtures, repo / "fixtures")

@@ -239,7 +239,9 @@ class ReasonsTest(unittest.TestCase):
                  "body": {"type": "error", "error": {"type": "invalid_request_error",
                                                      "message": "max_tokens: too large"}}}
         verdict = compare_answers(answer(_message(_text("Hi."))), error)
-        self.assertEqual(verdict.reasons, ("regression: success -> error 400 invalid_request_error",))
+        self.assertEqual(
+            verdict.reasons, ("regression: success -> error 400 invalid_request_error",)
+        )
         self.assertEqual(compare_answers(error, error).verdict, IDENTICAL)
 
     def test_a_retyped_and_a_removed_field(self) -> None:
