@@ -9,11 +9,12 @@ from __future__ import annotations
 import json
 import subprocess
 import textwrap
+import threading
 import unittest
 from pathlib import Path
 from typing import Any
 
-from tests.support.cli_support import KEY, cli, run_pytest
+from tests.support.cli_support import KEY, cli, record, run_pytest
 from tests.support.env import patch_env, start_server, temp_dir, working_dir
 
 PROJECT = '''
@@ -403,3 +404,49 @@ class DiffVerdictTest(_Recorded):
         self.assertEqual(status, 2)
         self.assertRegex(err, r"^vcr_kit: diff --git: fatal: .*nonesuch.*\n$")
         self.assertEqual(fixtures, repo / "fixtures")
+
+
+class JobsTest(_Recorded):
+    def test_jobs_bounds_the_requests_in_flight_and_sends_them_in_parallel(self) -> None:
+        # Each request waits at the server for one other: a drift that sent one at a
+        # time would break the barrier (its timeout), one that sent more than --jobs
+        # would show in most_in_flight.
+        self.server.meet = threading.Barrier(2, timeout=30)
+        self.server.most_in_flight = 0
+        self.addCleanup(setattr, self.server, "meet", None)
+        status, report, _ = self.report("--jobs", "2")
+        self.assertEqual(status, 1)
+        self.assertEqual(report["counts"]["unanswered"], 0)
+        self.assertEqual(len(self.server.log), 8)
+        self.assertEqual(self.server.most_in_flight, 2)
+
+    def test_since_selects_by_when_the_fixture_was_written(self) -> None:
+        status, out, _ = self.drift("--dry-run", "--since", "2999-01-01")
+        self.assertEqual(status, 0)
+        self.assertRegex(out.splitlines()[-1], r"^dry run: would send 0 requests to ")
+        status, out, _ = self.drift("--dry-run", "--since", "2000-01-01T00:00:00")
+        self.assertRegex(out.splitlines()[-1], r"^dry run: would send 8 requests to ")
+        self.assertEqual(
+            self.drift("--since", "last week")[::2],
+            (2, "vcr_kit: --since 'last week': not a date (YYYY-MM-DD or an ISO time)\n"),
+        )
+        self.assertEqual(self.server.log, [])
+
+
+class SecretTest(unittest.TestCase):
+    def test_update_never_writes_a_live_answer_with_a_key_in_it(self) -> None:
+        server = start_server(self)
+        folder = temp_dir(self)
+        patch_env(self, VCR_REPORT="0", VCR_MODE="record")
+        record(server.url, folder, ["Tell me the key. [[drift:secret]]"])
+        before = snapshot(folder)
+        patch_env(self, VCR_REPORT="0", ANTHROPIC_BASE_URL=server.url, ANTHROPIC_API_KEY=KEY)
+        server.drifting = True
+        status, out, err = cli("drift", str(folder), "--update", "--json",
+                               str(folder.parent / f"{folder.name}.json"))
+        self.assertEqual(status, 0, err)  # a benign rewording, refused at the write
+        self.assertIn("vcr_kit: wrote 0 fixtures\n", out)
+        row = json.loads((folder.parent / f"{folder.name}.json").read_text())["fixtures"][0]
+        self.assertEqual(row["verdict"], "benign")
+        self.assertRegex(row["written"], r"^not written: .*(secret|key)")
+        self.assertEqual(snapshot(folder), before)

@@ -45,7 +45,8 @@ Magic markers in the text of the last message steer the answer:
     ignored, until the API "moves": while ``LoopbackServer.drifting`` is set, or for a
     request whose model is in ``LoopbackServer.drift_models``, the answer has other
     wording; a new envelope field; a tool call with another input; ``max_tokens``
-    truncation; a ``ping`` event renamed; another token count (see ``_drifted``).
+    truncation; a ``ping`` event renamed; another token count; (``[[drift:secret]]``)
+    an API-key-shaped string in the text (see ``_drifted``).
 
 A key in ``LoopbackServer.refused_keys`` gets a 401 ``authentication_error``, as a
 revoked or mistyped key does.
@@ -404,6 +405,10 @@ def _drifted(message: JSONObject, drifts: set[str]) -> JSONObject:
         for block in content:
             if block["type"] == "text":
                 block["text"] = block["text"].replace("Echo: ", "You said: ", 1)
+    if "secret" in drifts:
+        for block in content:
+            if block["type"] == "text":
+                block["text"] = _SECRET_TEXT
     if "field" in drifts:  # an envelope field the recorded answers never had
         message["context_management"] = {"applied_edits": []}
     if "tool" in drifts:
@@ -517,12 +522,15 @@ class _Handler(BaseHTTPRequestHandler):
         request = self._read_request()
         self.server.owner.record(request)
         self.request_id = "req_" + _random_alnum(24)
+        self.server.owner.entered()
         try:
             self._route(request)
         except _ApiError as error:
             self._send_error_json(error)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
+        finally:
+            self.server.owner.left()
 
     def _read_request(self) -> LoggedRequest:
         try:
@@ -801,6 +809,12 @@ class LoopbackServer:
         #: request while set; for a request of a model in ``drift_models`` always).
         self.drifting = False
         self.drift_models: set[str] = set()
+        #: Requests being answered now, and the most there were at once; with a
+        #: ``meet`` barrier, each request waits there for as many others as it has
+        #: parties: a client that sends fewer at once fails on its timeout.
+        self.in_flight = 0
+        self.most_in_flight = 0
+        self.meet: threading.Barrier | None = None
         self._httpd = _HTTPServer(self)
         host, port = self._httpd.server_address[:2]
         self.url = f"http://{host!s}:{port}"
@@ -813,6 +827,17 @@ class LoopbackServer:
     def was_issued(self, message_id: str) -> bool:
         with self._lock:
             return message_id in self._issued
+
+    def entered(self) -> None:
+        with self._lock:
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        if self.meet is not None:
+            self.meet.wait()
+
+    def left(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
 
     def drifts_of(self, body: JSONObject) -> set[str]:
         """The ``[[drift:...]]`` markers that take effect for ``body``."""

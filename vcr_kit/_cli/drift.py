@@ -179,9 +179,10 @@ def _model_map(given: Sequence[str]) -> dict[str, str]:
     return found
 
 
-def _selected(folder: Path, args: argparse.Namespace) -> tuple[list[Row], list[str]]:
+def _selected(
+    folder: Path, args: argparse.Namespace, since: float | None
+) -> tuple[list[Row], list[str]]:
     """The fixtures asked for (and their kinds), and the files that could not be read."""
-    since = _since(args.since) if args.since else None
     rows: list[Row] = []
     unreadable: list[str] = []
     for fixture in scan(folder):
@@ -264,8 +265,12 @@ def run(args: argparse.Namespace) -> int:
     folder = folder_of(args)
     if folder is None:
         return USAGE_ERROR
-    models = _model_map(args.model)
-    budget = _budget(args.budget) if args.budget is not None else None
+    try:  # a bad value is a usage error, said before anything is read or sent
+        models = _model_map(args.model)
+        budget = _budget(args.budget) if args.budget is not None else None
+        since = _since(args.since) if args.since else None
+    except VCRError as exc:
+        return fail(exc.message, USAGE_ERROR)
     if args.jobs < 1:
         return fail(f"--jobs {args.jobs}: at least 1 request must be in flight", USAGE_ERROR)
     into = Path(args.into) if args.into else None
@@ -275,7 +280,7 @@ def run(args: argparse.Namespace) -> int:
             "re-record in place",
             USAGE_ERROR,
         )
-    rows, unreadable = _selected(folder, args)
+    rows, unreadable = _selected(folder, args, since)
     for line in unreadable:
         print(f"vcr_kit: skipped {line}", file=sys.stderr)
     to_send: list[Row] = []
