@@ -7,9 +7,11 @@ best to the worst), ``reasons`` (one line per finding, its class first) and
 ``failed`` (a regression or API drift). ``vcr_kit drift`` and ``vcr_kit diff`` use
 these; the rules are in ``vcr_kit._core.answer_verdict``.
 
-    >>> from vcr_kit.compare import compare_fixtures
-    >>> compare_fixtures("old/post-v1-messages-1a2b.json", "new/post-v1-messages-1a2b.json")
-    Verdict(verdict='benign', reasons=('benign: other wording in block 0 (text)',))
+    from vcr_kit import compare_fixtures
+
+    verdict = compare_fixtures("old/post-v1-messages-1a2b.json", "new/post-v1-messages-1a2b.json")
+    verdict.verdict   # "benign"
+    verdict.reasons   # ("benign: other wording in block 0 (text)",)
 """
 
 from __future__ import annotations

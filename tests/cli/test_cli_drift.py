@@ -450,3 +450,36 @@ class SecretTest(unittest.TestCase):
         self.assertEqual(row["verdict"], "benign")
         self.assertRegex(row["written"], r"^not written: .*(secret|key)")
         self.assertEqual(snapshot(folder), before)
+
+
+class SelectionTest(_Recorded):
+    def test_select_takes_paths_and_globs(self) -> None:
+        name = sorted(p.name for p in self.fixtures.glob("post-v1-messages-count-tokens-*"))[0]
+        status, out, _ = self.drift("--dry-run", "--select", f"fixtures/{name}")
+        self.assertEqual(out.splitlines()[1].split()[:2], ["token_count", name])
+        self.assertRegex(out.splitlines()[-1], r"^dry run: would send 1 request to ")
+        status, out, _ = self.drift("--dry-run", "--select", "post-v1-messages-batches-*")
+        self.assertRegex(out.splitlines()[-1], r"^dry run: would send 1 request to ")
+        self.assertEqual(self.server.log, [])
+
+    def test_an_answer_the_request_did_not_earn_is_unanswered_exit_1(self) -> None:
+        self.server.refused_keys.add(KEY)
+        self.addCleanup(self.server.refused_keys.discard, KEY)
+        status, report, _ = self.report("--kind", "token_count")
+        self.assertEqual(status, 1)
+        (row,) = report["fixtures"]
+        self.assertEqual(row["verdict"], "unanswered")
+        self.assertRegex(row["reasons"][0], r"^the API answered .+: not a change of the answer, "
+                         r"run again$")
+
+    def test_cassette_fixtures_are_listed_as_skipped(self) -> None:
+        folder = temp_dir(self)
+        repository = Path(__file__).resolve().parents[2]
+        cassette = repository / "fixtures" / "sdk_cassette" / "e5c947-stream.json"
+        (folder / cassette.name).write_bytes(cassette.read_bytes())
+        status, out, err = cli("drift", str(folder), "--dry-run")
+        self.assertEqual((status, err), (0, ""))
+        self.assertIn(
+            "skip  e5c947-stream.json: a stream cassette keeps only the conversation (no "
+            "model, no max_tokens): drift re-sends the HTTP fixtures\n", out
+        )
