@@ -456,9 +456,11 @@ class SelectionTest(_Recorded):
     def test_select_takes_paths_and_globs(self) -> None:
         name = sorted(p.name for p in self.fixtures.glob("post-v1-messages-count-tokens-*"))[0]
         status, out, _ = self.drift("--dry-run", "--select", f"fixtures/{name}")
+        self.assertEqual(status, 0)
         self.assertEqual(out.splitlines()[1].split()[:2], ["token_count", name])
         self.assertRegex(out.splitlines()[-1], r"^dry run: would send 1 request to ")
         status, out, _ = self.drift("--dry-run", "--select", "post-v1-messages-batches-*")
+        self.assertEqual(status, 0)
         self.assertRegex(out.splitlines()[-1], r"^dry run: would send 1 request to ")
         self.assertEqual(self.server.log, [])
 
