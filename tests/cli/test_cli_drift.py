@@ -273,8 +273,11 @@ class DriftTest(_Recorded):
             (2, "", "vcr_kit: drift: no API key: set ANTHROPIC_API_KEY to send the recorded "
                 f"requests to {self.server.url}\n"),
         )
+        status, out, err = self.drift("--dry-run")  # sends nothing: needs no key
+        self.assertEqual((status, err), (0, ""))
         patch_env(self, VCR_REPORT="0", ANTHROPIC_BASE_URL=self.server.url,
                   ANTHROPIC_API_KEY=KEY, CI="true")
+        self.assertEqual(self.drift("--dry-run")[0], 0)
         status, out, err = self.drift()
         self.assertEqual(
             (status, out, err),
