@@ -417,17 +417,18 @@ def _write(
     secrets = live_secrets()
     timeout = load_settings().lock_timeout
     count = 0
+    done: set[str] = set()  # written to ``into``: every other fixture is copied there
     for row in sent:
         doc = _live_doc(row)
         if doc is None or row.verdict == UNANSWERED:
             continue
         if update and row.verdict != IDENTICAL:
             count += _save(row, row.fixture.path, doc, secrets, timeout)
-        if into is not None:
-            count += _save(row, into / row.relative, doc, secrets, timeout)
+        if into is not None and _save(row, into / row.relative, doc, secrets, timeout):
+            count += 1
+            done.add(row.relative)
     copied = 0
     if into is not None:
-        done = {row.relative for row in sent if row.written}
         for row in rows:
             target = into / row.relative
             if row.relative not in done and not target.exists():
