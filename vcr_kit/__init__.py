@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # the type checker sees every name; at run time each loads on
     from ._ledger.prices import Price
     from ._seams.proxy import proxy
     from ._seams.transport import VCRTransport, async_client, client
+    from .compare import Verdict, compare_answers, compare_fixtures
 
 __version__ = "0.1.0"
 
@@ -61,6 +62,9 @@ _LAZY: dict[str, str] = {
     "VCRTestCase": "_integrations.testcase",
     "async_client": "_seams.transport",
     "client": "_seams.transport",
+    "Verdict": "compare",
+    "compare_answers": "compare",
+    "compare_fixtures": "compare",
 }
 
 
@@ -104,10 +108,13 @@ __all__ = [
     "VCRMixin",
     "VCRTestCase",
     "VCRTransport",
+    "Verdict",
     "__version__",
     "async_client",
     "cassette",
     "client",
+    "compare_answers",
+    "compare_fixtures",
     "fixture",
     "proxy",
     "reset_session_cost",

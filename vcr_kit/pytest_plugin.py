@@ -36,6 +36,13 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    # The run record names the tests that used each fixture (``vcr_kit drift`` shows them).
+    with runs.testing(item.nodeid):
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _vcr_kit_marker(request: pytest.FixtureRequest) -> Iterator[None]:
     marker = request.node.get_closest_marker("vcr")

@@ -248,7 +248,7 @@ class ConsoleScriptTest(unittest.TestCase):
         )
         self.assertEqual(done.returncode, 2)
         self.assertIn("invalid choice: 'list'", done.stderr)
-        for command in ("status", "check", "show", "diff", "unused", "prune", "rekey"):
+        for command in ("status", "check", "show", "diff", "drift", "unused", "prune", "rekey"):
             status, out, _ = cli(command, "--help")
             self.assertEqual(status, 0)
             self.assertNotIn("``", out)

@@ -40,6 +40,13 @@ Magic markers in the text of the last message steer the answer:
     ``time.monotonic()`` at which the last byte was written.
 ``[[tool:NAME {json}]]``
     (with tools) a ``tool_use`` of tool NAME with that input: Claude Code runs it.
+``[[drift:reword]]`` / ``[[drift:field]]`` / ``[[drift:tool]]`` / ``[[drift:truncate]]`` /
+``[[drift:event]]`` / ``[[drift:count]]``
+    ignored, until the API "moves": while ``LoopbackServer.drifting`` is set, or for a
+    request whose model is in ``LoopbackServer.drift_models``, the answer has other
+    wording; a new envelope field; a tool call with another input; ``max_tokens``
+    truncation; a ``ping`` event renamed; another token count; (``[[drift:secret]]``)
+    an API-key-shaped string in the text (see ``_drifted``).
 
 A key in ``LoopbackServer.refused_keys`` gets a 401 ``authentication_error``, as a
 revoked or mistyped key does.
@@ -109,6 +116,7 @@ _ERROR_TRIGGER = re.compile(r"\[\[error:(\d{3})\]\]")
 _WEATHER = re.compile(r"\bweather\b", re.IGNORECASE)
 _TOOL_TRIGGER = re.compile(r"\[\[tool:([\w-]+) (\{.*?\})\]\]")
 _SLOW_STREAM_SECONDS = 0.05
+_DRIFT_TRIGGER = re.compile(r"\[\[drift:(\w+)\]\]")
 _LOCATION = re.compile(r"\bin ([^\W\d_][\w'-]*)")
 
 # (id, display name, release date) of the models `GET /v1/models` lists.
@@ -385,6 +393,45 @@ def _encode_event(name: str, data: JSONObject) -> bytes:
 
 
 # --------------------------------------------------------------------------- #
+# Drift: the same request answered as a moved API (or another model) would
+# --------------------------------------------------------------------------- #
+
+
+def _drifted(message: JSONObject, drifts: set[str]) -> JSONObject:
+    """``message`` changed as each of ``drifts`` (the ``[[drift:...]]`` markers) asks."""
+    content = [dict(block) for block in message["content"]]
+    message = {**message, "content": content}
+    if "reword" in drifts:
+        for block in content:
+            if block["type"] == "text":
+                block["text"] = block["text"].replace("Echo: ", "You said: ", 1)
+    if "secret" in drifts:
+        for block in content:
+            if block["type"] == "text":
+                block["text"] = _SECRET_TEXT
+    if "field" in drifts:  # an envelope field the recorded answers never had
+        message["context_management"] = {"applied_edits": []}
+    if "tool" in drifts:
+        for block in content:
+            if block["type"] == "tool_use":
+                block["input"] = {"city": "Paris", "days": 3}
+    if "truncate" in drifts:
+        for block in content:
+            if block["type"] == "text":
+                block["text"] = block["text"][: max(1, len(block["text"]) // 2)]
+        message["stop_reason"] = "max_tokens"
+    return message
+
+
+def _drifted_events(events: Iterator[_SSE], drifts: set[str]) -> Iterator[_SSE]:
+    for name, data in events:
+        if "event" in drifts and name == "ping":
+            yield "heartbeat", {**data, "type": "heartbeat"}
+        else:
+            yield name, data
+
+
+# --------------------------------------------------------------------------- #
 # HTTP plumbing
 # --------------------------------------------------------------------------- #
 
@@ -475,12 +522,15 @@ class _Handler(BaseHTTPRequestHandler):
         request = self._read_request()
         self.server.owner.record(request)
         self.request_id = "req_" + _random_alnum(24)
+        self.server.owner.entered()
         try:
             self._route(request)
         except _ApiError as error:
             self._send_error_json(error)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
+        finally:
+            self.server.owner.left()
 
     def _read_request(self) -> LoggedRequest:
         try:
@@ -533,7 +583,7 @@ class _Handler(BaseHTTPRequestHandler):
             whole = _compact(_message_json(body, _decide_reply(body))).encode("utf-8")
             self._send_bytes(200, "application/json", whole[: len(whole) // 2])
         else:
-            message = _message_json(body, _decide_reply(body))
+            message = self.server.owner.drift(body, _message_json(body, _decide_reply(body)))
             self.server.owner.issued(message["id"])
             self._send_json(200, message)
 
@@ -558,7 +608,7 @@ class _Handler(BaseHTTPRequestHandler):
         results = []
         for item in requests:
             params = item.get("params") or {}
-            message = _message_json(params, _decide_reply(params))
+            message = self.server.owner.drift(params, _message_json(params, _decide_reply(params)))
             result = {"type": "succeeded", "message": message}
             results.append({"custom_id": item.get("custom_id"), "result": result})
         self.server.owner.batches[batch_id] = results
@@ -601,10 +651,11 @@ class _Handler(BaseHTTPRequestHandler):
     def _count_tokens(self, request: LoggedRequest) -> None:
         body = self._checked_body(request, need_max_tokens=False)
         counted = {key: body[key] for key in ("messages", "system", "tools") if key in body}
-        self._send_json(200, {"input_tokens": _token_estimate(counted)})
+        extra = 5 if "count" in self.server.owner.drifts_of(body) else 0
+        self._send_json(200, {"input_tokens": _token_estimate(counted) + extra})
 
     def _stream_message(self, body: JSONObject) -> None:
-        message = _message_json(body, _decide_reply(body))
+        message = self.server.owner.drift(body, _message_json(body, _decide_reply(body)))
         self.server.owner.issued(message["id"])
         text = _trigger_text(body)
         broken = _STREAM_ERROR_TRIGGER.search(text)
@@ -614,6 +665,7 @@ class _Handler(BaseHTTPRequestHandler):
             events = _stream_events(message, with_cache="[[cache]]" in text)
         if "[[stream-no-stop]]" in text:
             events = (e for e in events if e[0] not in ("message_delta", "message_stop"))
+        events = _drifted_events(events, self.server.owner.drifts_of(body))
         slow = "[[slow-stream]]" in text
         drop = "[[stream-drop]]" in text
         cut = drop or "[[stream-cut]]" in text
@@ -753,6 +805,16 @@ class LoopbackServer:
         #: Keys answered with a 401, as the API answers a revoked or mistyped key.
         self.refused_keys: set[str] = set()
         self.stream_finished: dict[str, float] = {}
+        #: The API has "moved": the ``[[drift:...]]`` markers take effect (for every
+        #: request while set; for a request of a model in ``drift_models`` always).
+        self.drifting = False
+        self.drift_models: set[str] = set()
+        #: Requests being answered now, and the most there were at once; with a
+        #: ``meet`` barrier, each request waits there for as many others as it has
+        #: parties: a client that sends fewer at once fails on its timeout.
+        self.in_flight = 0
+        self.most_in_flight = 0
+        self.meet: threading.Barrier | None = None
         self._httpd = _HTTPServer(self)
         host, port = self._httpd.server_address[:2]
         self.url = f"http://{host!s}:{port}"
@@ -765,6 +827,28 @@ class LoopbackServer:
     def was_issued(self, message_id: str) -> bool:
         with self._lock:
             return message_id in self._issued
+
+    def entered(self) -> None:
+        with self._lock:
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        if self.meet is not None:
+            self.meet.wait()
+
+    def left(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+
+    def drifts_of(self, body: JSONObject) -> set[str]:
+        """The ``[[drift:...]]`` markers that take effect for ``body``."""
+        if not (self.drifting or body.get("model") in self.drift_models):
+            return set()
+        return set(_DRIFT_TRIGGER.findall(_trigger_text(body)))
+
+    def drift(self, body: JSONObject, message: JSONObject) -> JSONObject:
+        """``message``, the answer to ``body``, as the moved API answers it."""
+        drifts = self.drifts_of(body)
+        return _drifted(message, drifts) if drifts else message
 
     # -- lifecycle --------------------------------------------------------- #
 

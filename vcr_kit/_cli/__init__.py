@@ -16,11 +16,11 @@ import sys
 from collections.abc import Sequence
 
 from ..errors import VCRError
-from . import check, diff, prune, rekey, show, status, unused
+from . import check, diff, drift, prune, rekey, show, status, unused
 from ._common import Command, fail
 
 #: One module per command; a new command is a new module and one entry here.
-COMMANDS: tuple[Command, ...] = (status, check, show, diff, unused, prune, rekey)
+COMMANDS: tuple[Command, ...] = (status, check, show, diff, drift, unused, prune, rekey)
 #: The proxy's commands parse their own arguments (``run`` takes ``-- CMD ARGS...``,
 #: which a subparser would mangle); listed here for ``--help``.
 PROXY_COMMANDS: dict[str, str] = {

@@ -37,6 +37,7 @@ __all__ = [
     "base_url_set_to",
     "extra_pytest_args",
     "host_variables",
+    "in_ci",
     "in_tox",
     "in_xdist_worker",
     "is_active",
@@ -338,6 +339,12 @@ def bedrock_upstream() -> tuple[str, str, str]:
     given = (env.get("ANTHROPIC_BEDROCK_BASE_URL") or "").rstrip("/")
     runtime = given or f"https://bedrock-runtime.{region}.amazonaws.com"
     return runtime, given or f"https://bedrock.{region}.amazonaws.com", region
+
+
+def in_ci() -> bool:
+    """``CI`` is set (to a word that is not off): the commands that call the live API
+    (``drift``) refuse to run there unless asked."""
+    return truthy(os.environ.get("CI"))
 
 
 def base_url() -> str | None:

@@ -27,6 +27,7 @@ __all__ = [
     "has_child_credentials",
     "has_real_credentials",
     "has_real_key",
+    "live_credential_headers",
     "live_secrets",
     "platform_stand_ins",
     "stand_in_key_while",
@@ -159,3 +160,16 @@ def live_secrets(extra: Iterable[tuple[str, str]] = ()) -> list[tuple[str, str]]
     found = [(name, os.environ.get(name, "")) for name in SECRET_ENV_VARS]
     found.extend(extra)
     return [(label, value) for label, value in found if len(value) >= _MIN_SECRET_LENGTH]
+
+
+def live_credential_headers() -> dict[str, str] | None:
+    """The headers that carry this environment's real credentials to the API
+    (``ANTHROPIC_API_KEY`` as ``x-api-key``, else ``ANTHROPIC_AUTH_TOKEN`` as a bearer
+    token), or None when there is none (unset, or vcr_kit's stand-in key)."""
+    key = os.environ.get(CREDENTIAL_VARS[0])
+    if key and key != REPLAY_API_KEY:
+        return {"x-api-key": key}
+    token = os.environ.get(CREDENTIAL_VARS[1])
+    if token and token != REPLAY_API_KEY:
+        return {"authorization": f"Bearer {token}"}
+    return None

@@ -46,6 +46,8 @@ class Record:
     used: frozenset[str] = frozenset()
     suite: frozenset[str] | None = None
     passed: frozenset[str] = frozenset()
+    #: fixture name -> the tests that used it (records written before it: empty).
+    tests: dict[str, frozenset[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -62,6 +64,8 @@ class Run:
     processes: int = 0
     runners: list[str] = field(default_factory=list)
     commands: list[str] = field(default_factory=list)
+    #: Per folder, fixture name -> the tests that used it.
+    tests: dict[Path, dict[str, set[str]]] = field(default_factory=dict)
 
 
 def judge(records: Sequence[Record]) -> tuple[bool, list[str]]:
@@ -116,6 +120,9 @@ def read_runs(folders: Iterable[Path]) -> list[Run]:
             run.started = min(run.started, record.started)
             run.finished = max(run.finished, record.finished)
             run.used.setdefault(record.folder, set()).update(record.used)
+            users = run.tests.setdefault(record.folder, {})
+            for name, tests in record.tests.items():
+                users.setdefault(name, set()).update(tests)
             if record.runner and record.runner not in run.runners:
                 run.runners.append(record.runner)
             if record.command and not record.defers and record.command not in run.commands:
@@ -174,6 +181,11 @@ def _read(folder: Path, run_id: str, path: Path) -> Record | None:
             used=frozenset(str(n) for n in data.get("used", [])),
             suite=None if suite is None else frozenset(str(n) for n in suite),
             passed=frozenset(str(n) for n in data.get("passed", [])),
+            tests={
+                str(name): frozenset(str(t) for t in tests)
+                for name, tests in (data.get("tests") or {}).items()
+                if isinstance(tests, list)
+            },
         )
     except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
         return None

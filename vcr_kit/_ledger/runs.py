@@ -33,7 +33,8 @@ import shutil
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -79,6 +80,10 @@ _missing = [False]
 _verdict: list[Verdict] = []
 _judges: list[Judge] = []
 _extra_folders: set[Path] = set()
+#: The test running now (its runner's id), and per folder, fixture name -> the tests
+#: that used it: ``drift`` names the test beside each fixture.
+_current_test = [""]
+_tests: dict[Path, dict[str, set[str]]] = {}
 _started = time.time()
 _registered: list[bool] = []
 _token = os.urandom(4).hex()
@@ -104,10 +109,25 @@ def note(event: str, path: Path | None, cost_usd: float = 0.0) -> None:
     with _lock:
         _register()
         _used.setdefault(path.parent, set()).add(path.name)
+        if _current_test[0]:
+            users = _tests.setdefault(path.parent, {}).setdefault(path.name, set())
+            users.add(_current_test[0])
         if event == "recorded":
             _recorded_usd[0] += cost_usd
         elif event == "missing":
             _missing[0] = True
+
+
+@contextmanager
+def testing(test_id: str) -> Iterator[None]:
+    """The fixtures used while the block runs are used by the test ``test_id``."""
+    with _lock:
+        _current_test[0] = test_id
+    try:
+        yield
+    finally:
+        with _lock:
+            _current_test[0] = ""
 
 
 def _register() -> None:
@@ -197,6 +217,7 @@ def flush() -> None:
         for folder in _extra_folders:
             used.setdefault(folder, [])
         changed_names = [str(p) for p in _changed]
+        users = {f: {n: sorted(t) for n, t in names.items()} for f, names in _tests.items()}
     run = run_id()
     for folder, names in used.items():
         record = {
@@ -212,6 +233,7 @@ def flush() -> None:
             "defers": judged.defers,
             "used": names,
             "changed": [n for n in changed_names if Path(n).parent == folder],
+            "tests": users.get(folder, {}),
         }
         if not judged.complete and not judged.hard and judged.suite is not None:
             # Only a partial record that a union may complete carries the test ids.

@@ -1,0 +1,433 @@
+"""Send recorded requests to the live API again and say how each answer moved:
+identical, benign (other wording, same structure), regression (stop reason, tool
+calls, tool input shape, block kinds, truncation, success against error) or API
+drift (fields new, gone or retyped, another content type, SSE event types).
+
+The live API is the host of ANTHROPIC_BASE_URL, else https://api.anthropic.com,
+with ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN). In CI (CI set) it refuses unless
+--allow-ci. The cost is estimated from the recorded usage and the prices before
+anything is sent; --budget refuses a run whose estimate is higher, --dry-run prints
+the plan and sends nothing. --model NEW (or OLD=NEW) asks another model instead.
+
+Nothing is written unless asked: --update re-records in place every fixture whose
+answer differs, --into FOLDER writes every live answer (and a copy of every fixture
+not sent) under the original names, for the suite to replay.
+
+Exit status: 0 when no answer regressed or drifted, 1 when one did (or could not be
+had), 2 on a usage error or a refusal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import random
+import shutil
+import sys
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Final
+
+from filelock import Timeout
+
+from .._core.answer_verdict import IDENTICAL, Verdict, compare_answers
+from .._core.config import base_url, in_ci, load_settings
+from .._core.credentials import live_credential_headers, live_secrets
+from .._core.paths import display_path
+from .._core.schema import FORMAT_KEY, FORMAT_VERSION, problems
+from .._core.storable import answer_refusal
+from .._ledger.cost import cost_of, price_for
+from .._ledger.prices import BATCH_RATE
+from .._ledger.run_records import read_runs
+from .._store.files import save
+from .._store.locks import lock_for
+from .._store.scan import scan
+from ..errors import VCRError
+from ._common import USAGE_ERROR, add_folder, fail, folder_of, plural
+from ._drift_report import SKIPPED, UNANSWERED, Row, print_plan, print_report, report_of
+
+NAME = "drift"
+HELP = "re-send recorded requests to the live API: identical, benign, regression, API drift"
+
+REAL_API: Final = "https://api.anthropic.com"
+KINDS: Final = ("message", "stream", "token_count", "batch", "other")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_folder(parser)
+    pick = parser.add_argument_group("which fixtures")
+    pick.add_argument("--select", action="append", default=[], metavar="GLOB",
+                      help="a fixture path or glob, relative to the folder (repeat for more)")
+    pick.add_argument("--kind", action="append", default=[], choices=KINDS,
+                      help="only fixtures of this kind (repeat for more)")
+    pick.add_argument("--since", metavar="DATE",
+                      help="only fixtures written on or after DATE (YYYY-MM-DD or ISO time)")
+    pick.add_argument("--sample", type=int, metavar="N",
+                      help="send exactly N of the selected requests, picked at random")
+    pick.add_argument("--seed", type=int, default=0, help="the --sample pick (default 0)")
+    run = parser.add_argument_group("how")
+    run.add_argument("--budget", metavar="$X",
+                     help="refuse before any call when the estimated cost exceeds X dollars")
+    run.add_argument("--jobs", type=int, default=4, metavar="N",
+                     help="requests in flight at once (default 4)")
+    run.add_argument("--model", action="append", default=[], metavar="NEW|OLD=NEW",
+                     help="ask another model: every request (NEW) or one model's (OLD=NEW)")
+    run.add_argument("--dry-run", action="store_true",
+                     help="print the plan and the cost estimate, send nothing")
+    run.add_argument("--allow-ci", action="store_true", help="run even when CI is set")
+    run.add_argument("--timeout", type=float, default=600.0, help="seconds per request")
+    out = parser.add_argument_group("what is written")
+    out.add_argument("--json", metavar="FILE", help="also write the report as JSON to FILE")
+    out.add_argument("--update", action="store_true",
+                     help="re-record in place every fixture whose live answer differs")
+    out.add_argument("--into", metavar="FOLDER",
+                     help="write every live answer (and the fixtures not sent) to FOLDER")
+
+
+# --------------------------------------------------------------------------- #
+# The plan
+# --------------------------------------------------------------------------- #
+
+
+def kind_of(doc: dict[str, Any]) -> str:
+    """The kind a user selects by: what the request asks of the API."""
+    if doc.get("kind") != "http":
+        return str(doc.get("kind"))
+    request = doc.get("request") or {}
+    path = str(request.get("path", ""))
+    body = request.get("body")
+    if path.rstrip("/") == "/v1/messages":
+        return "stream" if isinstance(body, dict) and body.get("stream") is True else "message"
+    if path.startswith("/v1/messages/count_tokens"):
+        return "token_count"
+    if path.startswith("/v1/messages/batches"):
+        return "batch"
+    return "other"
+
+
+def _skip_reason(doc: dict[str, Any]) -> str | None:
+    from .._engine.resend import sendable
+
+    if doc.get("kind") != "http":
+        return (
+            f"a {doc.get('kind')} cassette keeps only the conversation (no model, no "
+            "max_tokens): drift re-sends the HTTP fixtures"
+        )
+    return sendable(doc.get("request"))
+
+
+def _since(text: str) -> float:
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        raise VCRError(f"--since {text!r}: not a date (YYYY-MM-DD or an ISO time)") from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return when.timestamp()
+
+
+def _budget(text: str) -> float:
+    try:
+        value = float(text.strip().lstrip("$"))
+    except ValueError:
+        value = -1.0
+    if not value >= 0:
+        raise VCRError(f"--budget {text!r}: not an amount of dollars (say 0.50 or $0.50)")
+    return value
+
+
+def _model_map(given: Sequence[str]) -> dict[str, str]:
+    """``--model`` values: ``{"*": NEW}`` and ``{OLD: NEW}`` pairs."""
+    found: dict[str, str] = {}
+    for item in given:
+        old, equal, new = item.partition("=")
+        old, new = (old.strip(), new.strip()) if equal else ("*", old.strip())
+        if not old or not new:
+            raise VCRError(f"--model {item!r}: say NEW or OLD=NEW (a model id on each side)")
+        found[old] = new
+    return found
+
+
+def _selected(
+    folder: Path, args: argparse.Namespace, since: float | None
+) -> tuple[list[Row], list[str]]:
+    """The fixtures asked for (and their kinds), and the files that could not be read."""
+    rows: list[Row] = []
+    unreadable: list[str] = []
+    for fixture in scan(folder):
+        relative = fixture.path.relative_to(folder).as_posix()
+        if args.select and not any(
+            fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(fixture.name, pattern)
+            for pattern in (_relative_pattern(folder, p) for p in args.select)
+        ):
+            continue
+        if fixture.doc is None:
+            unreadable.append(f"{display_path(fixture.path)}: {fixture.error}")
+            continue
+        kind = kind_of(fixture.doc)
+        if args.kind and kind not in args.kind:
+            continue
+        if since is not None and fixture.path.stat().st_mtime < since:
+            continue
+        rows.append(Row(fixture, relative, kind))
+    return rows, unreadable
+
+
+def _relative_pattern(folder: Path, pattern: str) -> str:
+    """A path given from the current folder (``fixtures/post-...json``) as one from
+    the fixtures folder; a glob is taken as it is."""
+    path = Path(pattern)
+    if path.exists():
+        try:
+            return path.resolve().relative_to(folder.resolve()).as_posix()
+        except ValueError:
+            return pattern
+    return pattern
+
+
+def _model_for(models: dict[str, str]) -> Any:
+    def model_for(old: str) -> str:
+        return models.get(old, models.get("*", old))
+
+    return model_for
+
+
+def _cost(
+    entries: Iterable[dict[str, Any]], model_for: Any, unpriced: set[str]
+) -> dict[str, float]:
+    """Tokens and dollars of usage entries, each at the price of ``model_for(model)``."""
+    total = {"input_tokens": 0.0, "output_tokens": 0.0, "usd": 0.0}
+    for entry in entries:
+        usage = entry.get("usage")
+        if not isinstance(usage, dict):
+            continue
+        model = model_for(str(entry.get("model") or "unknown"))
+        if price_for(model) is None:
+            unpriced.add(model)
+            continue
+        cost = cost_of(model, usage)
+        prompt = cost.input_tokens + cost.cache_write_tokens + cost.cache_read_tokens
+        total["input_tokens"] += prompt
+        total["output_tokens"] += cost.output_tokens
+        total["usd"] += cost.usd * (BATCH_RATE if entry.get("batch") else 1.0)
+    return total
+
+
+def _tests_of(folder: Path) -> dict[str, list[str]]:
+    """fixture name -> the tests that used it, as the run records tell (newest run
+    first); empty when they do not."""
+    tests: dict[str, list[str]] = {}
+    for run in reversed(read_runs([folder])):
+        for name, ids in run.tests.get(folder, {}).items():
+            for test in sorted(ids):
+                if test not in tests.setdefault(name, []):
+                    tests[name].append(test)
+    return tests
+
+
+# --------------------------------------------------------------------------- #
+# The run
+# --------------------------------------------------------------------------- #
+
+
+def run(args: argparse.Namespace) -> int:
+    folder = folder_of(args)
+    if folder is None:
+        return USAGE_ERROR
+    try:  # a bad value is a usage error, said before anything is read or sent
+        models = _model_map(args.model)
+        budget = _budget(args.budget) if args.budget is not None else None
+        since = _since(args.since) if args.since else None
+    except VCRError as exc:
+        return fail(exc.message, USAGE_ERROR)
+    if args.jobs < 1:
+        return fail(f"--jobs {args.jobs}: at least 1 request must be in flight", USAGE_ERROR)
+    into = Path(args.into) if args.into else None
+    if into is not None and into.resolve() == folder.resolve():
+        return fail(
+            f"--into {display_path(into)} is the fixtures folder itself: use --update to "
+            "re-record in place",
+            USAGE_ERROR,
+        )
+    rows, unreadable = _selected(folder, args, since)
+    for line in unreadable:
+        print(f"vcr_kit: skipped {line}", file=sys.stderr)
+    to_send: list[Row] = []
+    for row in rows:
+        reason = _skip_reason(row.doc)
+        if reason is None:
+            to_send.append(row)
+        else:
+            row.verdict, row.reasons = SKIPPED, [reason]
+    if args.sample is not None:
+        if not 0 < args.sample <= len(to_send):
+            return fail(
+                f"--sample {args.sample}: {plural(len(to_send), 'request')} can be sent from "
+                "this selection; ask for 1 to that many",
+                USAGE_ERROR,
+            )
+        picked = random.Random(args.seed).sample(range(len(to_send)), args.sample)
+        chosen = {id(to_send[i]) for i in picked}
+        for row in to_send:
+            if id(row) not in chosen:
+                row.verdict, row.reasons = SKIPPED, ["not in the --sample"]
+        to_send = [row for row in to_send if id(row) in chosen]
+    model_for = _model_for(models)
+    unpriced: set[str] = set()
+    for row in to_send:
+        row.estimate_usd = _cost(row.doc.get("usage") or [], model_for, unpriced)["usd"]
+    estimate = sum(row.estimate_usd for row in to_send)
+    target = base_url() or REAL_API
+    tests = _tests_of(folder)
+    for row in rows:
+        row.tests = tests.get(row.fixture.name, [])
+    unpriced_note = (
+        f" (no price for {', '.join(sorted(unpriced))}: counted at $0; add one with "
+        "vcr_kit.set_price)"
+        if unpriced
+        else ""
+    )
+    if args.dry_run:
+        return print_plan(rows, to_send, target, estimate, unpriced=unpriced_note, budget=budget)
+    if budget is not None and (estimate > budget or unpriced):
+        why = f"no price for {', '.join(sorted(unpriced))}" if unpriced else (
+            f"the estimate is ${estimate:.4f}"
+        )
+        return fail(
+            f"drift: {why}, over the --budget of ${budget:.4f}: nothing was sent "
+            f"({plural(len(to_send), 'request')} to {target}); raise --budget or narrow "
+            "the selection (--sample, --select, --kind, --since)",
+            USAGE_ERROR,
+        )
+    if in_ci() and not args.allow_ci:
+        return fail(
+            "drift: CI is set: it calls the live API, which CI runs must not; pass "
+            "--allow-ci to run it there",
+            USAGE_ERROR,
+        )
+    credentials = live_credential_headers()
+    if credentials is None:
+        return fail(
+            f"drift: no API key: set ANTHROPIC_API_KEY to send the recorded requests to "
+            f"{target}",
+            USAGE_ERROR,
+        )
+    _send_all(to_send, target, credentials, model_for, args)
+    written = _write(rows, to_send, folder, into, args.update)
+    report = report_of(rows, target, models, estimate)
+    print_report(rows, report, models)
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    if written:
+        print(written)
+    return 1 if report["failed"] else 0
+
+
+def _send_all(
+    rows: list[Row], target: str, credentials: dict[str, str], model_for: Any,
+    args: argparse.Namespace,
+) -> None:
+    from .._engine.resend import Resender
+
+    sender = Resender(target, credentials, args.timeout)
+
+    def one(row: Row) -> None:
+        answer = sender.send(row.doc["request"], row.fixture.name, model_for)
+        unpriced: set[str] = set()
+        row.recorded = _cost(row.doc.get("usage") or [], lambda m: m, unpriced)
+        if answer.response is None:
+            row.verdict, row.reasons = UNANSWERED, [answer.failure]
+            return
+        row.live = _cost(answer.usage, lambda m: m, unpriced)
+        row.answer = answer
+        refusal = answer_refusal(answer.response)
+        if refusal is not None and 200 <= int(answer.response.get("status", 0)) < 300:
+            row.verdict, row.reasons = UNANSWERED, [f"{refusal.field}: {refusal.reason}"]
+            return
+        if refusal is not None and not _recorded_error(row.doc):
+            row.verdict = UNANSWERED
+            row.reasons = [f"the API answered {refusal.reason}: not a change of the answer, "
+                           "run again"]
+            return
+        verdict: Verdict = compare_answers(row.doc["response"], answer.response)
+        row.verdict, row.reasons = verdict.verdict, list(verdict.reasons)
+
+    try:
+        # At most ``jobs`` requests in flight: the pool's threads are the only senders.
+        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            list(pool.map(one, rows))
+    finally:
+        sender.close()
+
+
+def _recorded_error(doc: dict[str, Any]) -> bool:
+    status = (doc.get("response") or {}).get("status")
+    return isinstance(status, int) and status >= 400
+
+
+def _live_doc(row: Row) -> dict[str, Any] | None:
+    answer = row.answer
+    if answer is None or answer.response is None:
+        return None
+    return {
+        "kind": "http",
+        "request": row.doc["request"],
+        "response": answer.response,
+        "usage": list(answer.usage),
+    }
+
+
+def _write(
+    rows: list[Row], sent: list[Row], folder: Path, into: Path | None, update: bool
+) -> str:
+    """Write what was asked; returns the line that says so ("" for nothing)."""
+    if into is None and not update:
+        return ""
+    secrets = live_secrets()
+    timeout = load_settings().lock_timeout
+    count = 0
+    done: set[str] = set()  # written to ``into``: every other fixture is copied there
+    for row in sent:
+        doc = _live_doc(row)
+        if doc is None or row.verdict == UNANSWERED:
+            continue
+        if update and row.verdict != IDENTICAL:
+            count += _save(row, row.fixture.path, doc, secrets, timeout)
+        if into is not None and _save(row, into / row.relative, doc, secrets, timeout):
+            count += 1
+            done.add(row.relative)
+    copied = 0
+    if into is not None:
+        for row in rows:
+            target = into / row.relative
+            if row.relative not in done and not target.exists():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(row.fixture.path, target)
+                copied += 1
+    where = f" in {display_path(into)}" if into is not None else ""
+    more = f", {plural(copied, 'fixture')} not sent copied as recorded" if copied else ""
+    return f"vcr_kit: wrote {plural(count, 'fixture')}{where}{more}"
+
+
+def _save(
+    row: Row, path: Path, doc: dict[str, Any], secrets: list[tuple[str, str]], timeout: float
+) -> int:
+    found = problems({FORMAT_KEY: FORMAT_VERSION, **doc}, path.name, replay=True)
+    if found:
+        row.written = f"not written: {found[0]}"
+        return 0
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with lock_for(path).acquire(timeout=timeout):
+            save(path, doc, secrets)
+    except VCRError as exc:
+        row.written = f"not written: {exc.message}"
+        return 0
+    except Timeout:
+        row.written = f"not written: another process holds the lock of {display_path(path)}"
+        return 0
+    row.written = f"written to {display_path(path)}"
+    return 1
