@@ -276,7 +276,7 @@ def _parse_item(item: str) -> Fault:
     found: dict[str, Any] = {}
     for raw in filters:
         key, colon, value = raw.partition(":")
-        key = key.strip()
+        key, value = key.strip(), value.strip()  # "overloaded @model: x" reads as written
         if key not in _FILTERS or not colon or not value:
             raise _Bad(
                 f"{'@' + raw!r} is not a filter; the filters are "
