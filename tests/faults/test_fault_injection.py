@@ -11,7 +11,6 @@ injected fault is held to the real one.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sys
 import tempfile
@@ -38,19 +37,38 @@ SCRIPT = REPO / "tests" / "support" / "fault_scenarios.py"
 STORY = [{"role": "user", "content": "Tell a short story about retries."}]
 HELLO = [{"role": "user", "content": "Say hello to the fault suite."}]
 #: What an injected fault leaves in a body: none of it may reach a fixture.
-FAULT_MARKS = ("req_vcrfault_", "overloaded_error", "rate_limit_error", "api_error",
-               "timeout_error", '"type": "error"', "retry-after", "anthropic-ratelimit")
+FAULT_MARKS = (
+    "req_vcrfault_",
+    "overloaded_error",
+    "rate_limit_error",
+    "api_error",
+    "timeout_error",
+    '"type": "error"',
+    "retry-after",
+    "anthropic-ratelimit",
+)
 
 
-def _run(env: dict[str, str], fixtures: Path, out: Path, base_url: str | None,
-         prefix: list[str]) -> dict[str, Any]:
-    command = [sys.executable, "-W", "error", str(SCRIPT), "--fixtures", str(fixtures),
-               "--out", str(out)]
+def _run(
+    env: dict[str, str], fixtures: Path, out: Path, base_url: str | None, prefix: list[str]
+) -> dict[str, Any]:
+    command = [
+        sys.executable,
+        "-W",
+        "error",
+        str(SCRIPT),
+        "--fixtures",
+        str(fixtures),
+        "--out",
+        str(out),
+    ]
     if base_url:
         command += ["--base-url", base_url]
     done = run_captured([*prefix, *command], cwd=REPO, env=env, timeout=180)
     if done.returncode != 0 or done.stderr:
-        raise AssertionError(f"{' '.join(done.args)}: {done.returncode}\n{done.stderr}{done.stdout}")
+        raise AssertionError(
+            f"{' '.join(done.args)}: {done.returncode}\n{done.stderr}{done.stdout}"
+        )
     result: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
     return result
 
@@ -60,7 +78,8 @@ def _real_failure(server: LoopbackServer, marker: str) -> BaseException:
     client = anthropic.Anthropic(api_key=recording_key(), base_url=server.url, max_retries=0)
     try:
         with client.messages.stream(
-            model="claude-opus-4-7", max_tokens=64,
+            model="claude-opus-4-7",
+            max_tokens=64,
             messages=[{"role": "user", "content": f"story {marker}"}],
         ) as stream:
             stream.get_final_message()
@@ -88,14 +107,16 @@ class FaultsOffline(unittest.TestCase):
         env.pop("PYTHONWARNINGS", None)
         with LoopbackServer() as server:
             recording = dict(env, VCR_MODE="record", ANTHROPIC_API_KEY=recording_key())
-            cls.recorded = _run(recording, cls.folder / "fixtures", cls.folder / "rec.json",
-                                server.url, [])
+            cls.recorded = _run(
+                recording, cls.folder / "fixtures", cls.folder / "rec.json", server.url, []
+            )
             cls.server_requests = len(server.requests_to("/v1/messages"))
             cls.real_drop = _real_failure(server, "[[stream-drop]]")
             cls.real_error_event = _real_failure(server, "[[stream-error]]")
         replaying = dict(env, CI="true")
-        cls.replayed = _run(replaying, cls.folder / "fixtures", cls.folder / "rep.json",
-                            None, offline_prefix())
+        cls.replayed = _run(
+            replaying, cls.folder / "fixtures", cls.folder / "rep.json", None, offline_prefix()
+        )
 
     def test_the_sdk_retries_absorb_two_overloads_and_return_the_recorded_message(self) -> None:
         seen = self.replayed["retries_absorb_two_overloads"]
@@ -108,7 +129,9 @@ class FaultsOffline(unittest.TestCase):
         error = seen["error"]
         # anthropic >= 0.x releases that have it raise OverloadedError; older ones the
         # InternalServerError a 529 maps to; all an APIStatusError with status 529.
-        expected = "OverloadedError" if hasattr(anthropic, "OverloadedError") else "InternalServerError"
+        expected = (
+            "OverloadedError" if hasattr(anthropic, "OverloadedError") else "InternalServerError"
+        )
         self.assertEqual(error["class"], expected)
         self.assertIn("APIStatusError", error["classes"])
         self.assertEqual((error["status"], error["error_type"]), (529, "overloaded_error"))
@@ -183,10 +206,15 @@ class FaultsInProcess(unittest.TestCase):
     def setUp(self) -> None:
         patch_env(self, VCR_REPORT="0")
         self.fixtures = temp_dir(self) / "fixtures"
-        with LoopbackServer() as server, vcr_kit.client(
-            mode="record", fixtures_dir=self.fixtures, api_key=recording_key(),
-            base_url=server.url,
-        ) as client:
+        with (
+            LoopbackServer() as server,
+            vcr_kit.client(
+                mode="record",
+                fixtures_dir=self.fixtures,
+                api_key=recording_key(),
+                base_url=server.url,
+            ) as client,
+        ):
             client.messages.create(model="claude-opus-4-7", max_tokens=32, messages=HELLO)
 
     def run_case(self, case: type[unittest.TestCase]) -> unittest.TestResult:
@@ -263,8 +291,9 @@ class FaultsInProcess(unittest.TestCase):
     def test_the_pytest_marker_takes_the_same_spec(self) -> None:
         folder = temp_dir(self)
         shutil.copytree(self.fixtures, folder / "fixtures")
-        (folder / "test_marked.py").write_text(textwrap.dedent(
-            """
+        (folder / "test_marked.py").write_text(
+            textwrap.dedent(
+                """
             import anthropic
             import pytest
 
@@ -278,17 +307,19 @@ class FaultsInProcess(unittest.TestCase):
                 assert reply.content[0].text == "Echo: Say hello to the fault suite."
                 assert (vcr.faults, vcr.replays) == (2, 1)
             """
-        ))
+            )
+        )
         env = {k: v for k, v in environ_without_vcr().items() if k != "PYTHONWARNINGS"}
         env["VCR_REPORT"] = "1"
         done = run_captured(
             [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "error", "."],
-            cwd=folder, env=env, timeout=300,
+            cwd=folder,
+            env=env,
+            timeout=300,
         )
         self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
         # The summary counts the faults apart from the replay.
-        self.assertIn("vcr_kit: 1 replayed, 0 recorded, 0 missing, 2 faults injected;",
-                      done.stderr)
+        self.assertIn("vcr_kit: 1 replayed, 0 recorded, 0 missing, 2 faults injected;", done.stderr)
 
 
 if __name__ == "__main__":

@@ -100,9 +100,7 @@ class Scenarios:
     def retries_absorb_two_overloads(self) -> Observed:
         def body() -> Observed:
             with _logged_waits() as waits:
-                message = self.client().messages.create(
-                    model=MODEL, max_tokens=32, messages=HELLO
-                )
+                message = self.client().messages.create(model=MODEL, max_tokens=32, messages=HELLO)
             return {"text": message.content[0].text, "waits": waits.seconds}
 
         return self.run("overloaded:0.01*2", body)
@@ -117,9 +115,7 @@ class Scenarios:
     def rate_limit_retry_after(self) -> Observed:
         def body() -> Observed:
             with _logged_waits() as waits:
-                message = self.client().messages.create(
-                    model=MODEL, max_tokens=32, messages=HELLO
-                )
+                message = self.client().messages.create(model=MODEL, max_tokens=32, messages=HELLO)
             return {"text": message.content[0].text, "waits": waits.seconds}
 
         return self.run("rate_limit:0.05*2", body)

@@ -30,7 +30,9 @@ _TAIL = (
     ". A fault spec is a comma-separated list of NAME, NAME:ARG, NAME*N or NAME@FILTER "
     "(see README, Testing failure handling)."
 )
-_word = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-_.*?/ ", min_size=1, max_size=12).filter(
+_word = st.text(
+    alphabet="abcdefghijklmnopqrstuvwxyz0123456789-_.*?/ ", min_size=1, max_size=12
+).filter(
     lambda s: s == s.strip()  # an item's edges are trimmed: a value cannot start with a blank
 )
 _seconds = st.floats(min_value=0, max_value=1e6, allow_nan=False, allow_infinity=False)
@@ -76,8 +78,9 @@ class RoundTrip(unittest.TestCase):
                 Fault("rate_limit", 0.05, ALWAYS),
             ),
         )
-        self.assertEqual(render_spec(spec), "overloaded*2,cut_after:3,slow_first:2.5,"
-                         "rate_limit:0.05*always")
+        self.assertEqual(
+            render_spec(spec), "overloaded*2,cut_after:3,slow_first:2.5,rate_limit:0.05*always"
+        )
 
     def test_a_preset_stands_for_its_spec(self) -> None:
         for name, text in PRESETS.items():
@@ -155,11 +158,18 @@ def _walk(spec: str, facts: RequestFacts, attempts: int) -> list[str | None]:
 
 class TheSchedule(unittest.TestCase):
     plain = RequestFacts("post-v1-messages-aaa.json", model="claude-opus-4-7")
-    stream = RequestFacts("post-v1-messages-bbb.json", stream=True, model="claude-haiku-4-5",
-                          tools=("get_weather",), text='{"content": "weather in Paris"}')
+    stream = RequestFacts(
+        "post-v1-messages-bbb.json",
+        stream=True,
+        model="claude-haiku-4-5",
+        tools=("get_weather",),
+        text='{"content": "weather in Paris"}',
+    )
 
     def test_n_attempts_of_each_request_then_the_recorded_answer(self) -> None:
-        self.assertEqual(_walk("overloaded*2", self.plain, 4), ["overloaded", "overloaded", None, None])
+        self.assertEqual(
+            _walk("overloaded*2", self.plain, 4), ["overloaded", "overloaded", None, None]
+        )
 
     def test_items_in_order(self) -> None:
         self.assertEqual(
@@ -208,10 +218,14 @@ class TheSchedule(unittest.TestCase):
 
 class Facts(unittest.TestCase):
     def test_facts_of_a_messages_body(self) -> None:
-        body = (b'{"model": "claude-opus-4-7", "stream": true, "tools": [{"name": "a"}, '
-                b'{"name": "b"}], "messages": []}')
+        body = (
+            b'{"model": "claude-opus-4-7", "stream": true, "tools": [{"name": "a"}, '
+            b'{"name": "b"}], "messages": []}'
+        )
         facts = facts_of("k", body)
-        self.assertEqual((facts.model, facts.stream, facts.tools), ("claude-opus-4-7", True, ("a", "b")))
+        self.assertEqual(
+            (facts.model, facts.stream, facts.tools), ("claude-opus-4-7", True, ("a", "b"))
+        )
 
     def test_a_body_that_is_not_an_object(self) -> None:
         self.assertEqual(facts_of("k", b""), RequestFacts("k"))
