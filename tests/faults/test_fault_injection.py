@@ -10,6 +10,7 @@ injected fault is held to the real one.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import sys
@@ -31,6 +32,7 @@ from tests.support.env import (
 )
 from tests.support.loopback_server import LoopbackServer
 from tests.support.sdk_scenarios import recording_key
+from vcr_kit._core.httplib import sdk_library
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "tests" / "support" / "fault_scenarios.py"
@@ -216,6 +218,10 @@ class FaultsInProcess(unittest.TestCase):
             ) as client,
         ):
             client.messages.create(model="claude-opus-4-7", max_tokens=32, messages=HELLO)
+            with client.messages.stream(
+                model="claude-opus-4-7", max_tokens=64, messages=STORY
+            ) as stream:
+                stream.get_final_message()
 
     def run_case(self, case: type[unittest.TestCase]) -> unittest.TestResult:
         result = unittest.TestResult()
@@ -278,6 +284,65 @@ class FaultsInProcess(unittest.TestCase):
         for case in (Outage, Spared):
             result = self.run_case(case)
             self.assertEqual((result.testsRun, result.failures, result.errors), (1, [], []))
+
+    def replay_story(self, spec: str, **options: Any) -> BaseException | str:
+        client = vcr_kit.client(mode="replay", fixtures_dir=self.fixtures, **options)
+        self.addCleanup(client.close)
+        with vcr_kit.faults(spec):
+            try:
+                with client.messages.stream(
+                    model="claude-opus-4-7", max_tokens=64, messages=STORY
+                ) as stream:
+                    return str(stream.get_final_message().content[0].text)
+            except Exception as exc:
+                return exc
+
+    def test_each_transport_and_stream_fault_in_process(self) -> None:
+        lib = sdk_library()
+        table: dict[str, type[BaseException]] = {
+            "reset": anthropic.APIConnectionError,
+            "refused": anthropic.APIConnectionError,
+            "empty": anthropic.APIConnectionError,
+            "read_timeout": anthropic.APITimeoutError,
+            # Past the client's read timeout: raised at once (a wait of 3000 s would
+            # outlast the test run's time limit).
+            "slow_first:3000": anthropic.APITimeoutError,
+            # A stalled stream raises what the transport raises on a stalled read: the
+            # SDK does not wrap errors met while a stream is read.
+            "delay:3000": lib.ReadTimeout,
+            "cut_after:3": lib.RemoteProtocolError,
+            "timeout": anthropic.APIStatusError,
+            "request_timeout": anthropic.APIStatusError,
+            "server_error": anthropic.InternalServerError,
+        }
+        for spec, expected in table.items():
+            with self.subTest(spec):
+                got = self.replay_story(spec, max_retries=0, timeout=5.0)
+                self.assertIsInstance(got, expected)
+        story = "Echo: Tell a short story about retries."
+        self.assertEqual(self.replay_story("delay:0.001"), story)
+        self.assertEqual(self.replay_story("overloaded:0.001*2"), story)
+
+    def test_async_streams_are_cut_too(self) -> None:
+        async def story() -> BaseException | str:
+            client = vcr_kit.async_client(mode="replay", fixtures_dir=self.fixtures, max_retries=0)
+            async with client:
+                try:
+                    async with client.messages.stream(
+                        model="claude-opus-4-7", max_tokens=64, messages=STORY
+                    ) as stream:
+                        return str((await stream.get_final_message()).content[0].text)
+                except Exception as exc:
+                    return exc
+
+        with vcr_kit.faults("cut_after:3") as plan:
+            got = asyncio.run(story())
+        self.assertEqual(type(got).__name__, "RemoteProtocolError")
+        self.assertEqual(plan.names(), ["cut_after"])
+        with vcr_kit.faults("delay:0.001,error_after:2"):
+            self.assertEqual(asyncio.run(story()), "Echo: Tell a short story about retries.")
+            got = asyncio.run(story())
+        self.assertIsInstance(got, anthropic.APIStatusError)
 
     def test_a_bad_vcr_faults_fails_the_request_naming_the_value(self) -> None:
         patch_env(self, VCR_FAULTS="overloaded*2,cut")

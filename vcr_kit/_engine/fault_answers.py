@@ -31,6 +31,7 @@ __all__ = [
     "error_answer",
     "error_event",
     "faulted_stream",
+    "is_faulted",
     "new_request_id",
     "read_timeout_of",
     "sse_events",
@@ -128,6 +129,11 @@ def faulted_stream(response: httpx2.Response, fault: Fault, request_id: str) -> 
         response.status_code, headers=headers, stream=stream, request=response.request
     )
     return faulted
+
+
+def is_faulted(response: httpx2.Response) -> bool:
+    """Whether ``response`` is a stream reshaped by a fault (read as it comes, not whole)."""
+    return isinstance(response.stream, _FaultedEvents)
 
 
 class _FaultedEvents:

@@ -28,6 +28,7 @@ from .._core.httplib import library_of
 from .._engine.fault_answers import (
     error_answer,
     faulted_stream,
+    is_faulted,
     new_request_id,
     read_timeout_of,
     transport_error,
@@ -38,7 +39,16 @@ from .._ledger.notes import Event, note
 if TYPE_CHECKING:
     import httpx2
 
-__all__ = ["FaultPlan", "Injected", "Injection", "ahandle", "decide", "faults", "handle"]
+__all__ = [
+    "FaultPlan",
+    "Injected",
+    "Injection",
+    "ahandle",
+    "decide",
+    "faults",
+    "handle",
+    "reshaped",
+]
 
 
 @dataclass(frozen=True)
@@ -170,6 +180,11 @@ def _before(injection: Injection, request: httpx2.Request) -> tuple[Any, float]:
             return library_of(request).ReadTimeout(message, request=request), 0.0
         return None, seconds
     return None, 0.0
+
+
+def reshaped(answer: httpx2.Response) -> bool:
+    """Whether ``answer`` is a stream a fault reshaped (to be read as it comes)."""
+    return is_faulted(answer)
 
 
 def _after(injection: Injection, answer: httpx2.Response) -> httpx2.Response:
