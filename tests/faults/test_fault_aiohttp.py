@@ -99,13 +99,14 @@ class AiohttpFaultsTest(unittest.TestCase):
             spec: self.replay(spec, through_the_sdk, max_retries=0)[0].split(":")[0]
             for spec in ("reset", "refused", "empty", "read_timeout", "error_after:3")
         }
-        self.assertEqual(seen, {
-            "reset": "anthropic.APIConnectionError",
-            "refused": "anthropic.APIConnectionError",
-            "empty": "anthropic.APIConnectionError",
-            "read_timeout": "anthropic.APITimeoutError",
-            "error_after:3": "anthropic.APIStatusError",
-        })  # fmt: skip
+        # A connection error: APIConnectionError, or its subclass APITimeoutError where
+        # the SDK's aiohttp transport (anthropic 1.0's) maps every aiohttp connection
+        # error, a real reset included, to ConnectTimeout.
+        connection = {"anthropic.APIConnectionError", "anthropic.APITimeoutError"}
+        for spec in ("reset", "refused", "empty"):
+            self.assertIn(seen[spec], connection, spec)
+        self.assertEqual(seen["read_timeout"], "anthropic.APITimeoutError")
+        self.assertEqual(seen["error_after:3"], "anthropic.APIStatusError")
 
     def test_a_cut_stream_raises_what_a_real_drop_raises(self) -> None:
         self.assertEqual(
