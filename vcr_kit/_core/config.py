@@ -291,7 +291,14 @@ def activated(
 def faults_from_environment() -> Spec:
     """``VCR_FAULTS``: faults for every request of the run (tests that set their own
     use theirs); a bad spec is a ``ConfigError`` naming the value."""
-    return parse_spec(os.environ.get("VCR_FAULTS", ""), "VCR_FAULTS")
+    return _faults_spec(os.environ.get("VCR_FAULTS", ""))
+
+
+@lru_cache(maxsize=8)
+def _faults_spec(text: str) -> Spec:
+    # Asked on every request a seam sees: parsed once per value (a ConfigError is not
+    # cached, so a bad value is refused each time).
+    return parse_spec(text, "VCR_FAULTS")
 
 
 def replay_mode_forced() -> bool:
