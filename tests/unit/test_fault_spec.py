@@ -216,6 +216,33 @@ class TheSchedule(unittest.TestCase):
         self.assertTrue(90 <= sum(draws(7)) <= 150, sum(draws(7)))  # about 30 % of 400
 
 
+class ScheduleProperties(unittest.TestCase):
+    @given(
+        st.lists(
+            st.tuples(
+                st.sampled_from(
+                    ["overloaded", "reset", "server_error", "cut_after:2", "slow_first:1"]
+                ),
+                st.integers(1, 4),
+            ),
+            max_size=5,
+        ),
+        st.booleans(),
+    )
+    def test_each_request_walks_its_items_in_order_then_gets_the_recording(
+        self, items: list[tuple[str, int]], stream: bool
+    ) -> None:
+        spec = parse_spec(",".join(f"{name}*{n}" for name, n in items)) if items else Spec()
+        schedule = Schedule(spec)
+        met = [(f.name, f.count) for f in spec.faults if stream or f.name != "cut_after"]
+        expected = [f.name for f in spec.faults for _ in range(f.count) if (f.name, f.count) in met]
+        for key in ("a", "b"):  # each distinct request on its own
+            facts = RequestFacts(key, stream=stream)
+            got = [schedule.next_fault(facts) for _ in range(len(expected) + 2)]
+            self.assertEqual([f.name for f in got if f], expected)
+            self.assertEqual(got[len(expected) :], [None, None])
+
+
 class Facts(unittest.TestCase):
     def test_facts_of_a_messages_body(self) -> None:
         body = (
