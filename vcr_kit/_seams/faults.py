@@ -33,6 +33,7 @@ from .._engine.fault_answers import (
     read_timeout_of,
     transport_error,
 )
+from .._engine.live import to_local_proxy
 from .._engine.recorder import AsyncLiveSend, HttpRecorder, LiveSend
 from .._ledger.notes import Event, note
 
@@ -139,11 +140,13 @@ def decide(
     plan = plan or active_plan()
     if plan is None or not plan.spec:  # faults="" turns VCR_FAULTS off for a test
         return None
+    if to_local_proxy(request):  # a proxy of this process answers it, faults and all
+        return None
     try:
         body = bytes(request.content)
-    except Exception:  # a streamed upload not read yet: its body cannot be matched
-        body = b""
-    name = request_key(request)[0]
+        name = request_key(request)[0]
+    except Exception:  # a body not read yet, a request with no key: the recorder says why
+        return None
     fault = plan.schedule.next_fault(facts_of(name, body))
     if fault is None:
         return None
