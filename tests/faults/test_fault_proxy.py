@@ -150,6 +150,28 @@ class CurlThroughRunTest(ProxyTestCase):
         self.assertIn("Echo: Hello through the proxy", answers[2])
         self.assertIn("1 replayed, 0 recorded, 0 missing, 2 faults injected;", replayed.stderr)
 
+    def test_run_takes_faults_on_its_command_line(self) -> None:
+        curl = shutil.which("curl")
+        if curl is None:
+            self.skipTest("curl is not installed")
+        env = {**environ_without_vcr(), "PYTHONPATH": str(ROOT), "VCR_REPORT": "0"}
+        body = json.dumps({"model": MODEL, "max_tokens": 16, "messages": HELLO})
+        ask = (f"{curl} -sS -D - $ANTHROPIC_BASE_URL/v1/messages -H 'x-api-key: {self.key}' "
+               f"-H 'content-type: application/json' -d '{body}'")  # fmt: skip
+        # An API error needs no fixture: it is answered in front of the (missing) one.
+        done = run_captured(
+            [sys.executable, "-m", "vcr_kit", "run", "--fixtures", str(self.fixtures),
+             "--mode", "replay", "--faults", "rate_limit:2.5", "--", "sh", "-c", ask],
+            cwd=self.tmp, env=env, timeout=60,
+        )  # fmt: skip
+        self.assertEqual(done.returncode, 0, done.stderr)
+        head = done.stdout.split("\n\n", 1)[0]
+        self.assertTrue(head.startswith("HTTP/1.1 429 Too Many Requests\n"), head)
+        self.assertIn("\nretry-after-ms: 2500\n", head)
+        self.assertIn("\nretry-after: 3\n", head)
+        self.assertIn("\nanthropic-ratelimit-requests-remaining: 0\n", head)
+        self.assertEqual(json_names(self.fixtures), [])
+
     def test_a_bad_vcr_faults_stops_run_naming_the_value(self) -> None:
         env = {**environ_without_vcr(), "PYTHONPATH": str(ROOT), "VCR_FAULTS": "overloaded*-1"}
         done = run_captured(
