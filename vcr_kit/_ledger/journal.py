@@ -56,6 +56,7 @@ class Journal:
 
     @property
     def replays(self) -> int:
+        """How many fixtures the test replayed (faults in front of them not counted)."""
         return self.count(Event.REPLAYED)
 
 
