@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # the type checker sees every name; at run time each loads on
     from ._integrations.testcase import VCRMixin, VCRTestCase
     from ._ledger.cost import ModelCost, SessionCost, reset_session_cost, session_cost, set_price
     from ._ledger.prices import Price
+    from ._seams.faults import faults
     from ._seams.proxy import proxy
     from ._seams.transport import VCRTransport, async_client, client
     from .compare import Verdict, compare_answers, compare_fixtures
@@ -58,6 +59,7 @@ _LAZY: dict[str, str] = {
     "token_count_cassette": "_engine.sdk_cassettes",
     "Price": "_ledger.prices",
     "proxy": "_seams.proxy",
+    "faults": "_seams.faults",
     "VCRMixin": "_integrations.testcase",
     "VCRTestCase": "_integrations.testcase",
     "async_client": "_seams.transport",
@@ -115,6 +117,7 @@ __all__ = [
     "client",
     "compare_answers",
     "compare_fixtures",
+    "faults",
     "fixture",
     "proxy",
     "reset_session_cost",

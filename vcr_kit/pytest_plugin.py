@@ -30,9 +30,10 @@ _JOURNAL = pytest.StashKey[_journal.Journal]()
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "vcr(mode=None, fixtures_dir=None, hosts=(), proxy=False): record and replay the "
-        "Anthropic API in this test (hosts: more hosts to intercept; proxy=True: also for "
-        "child processes, through ANTHROPIC_BASE_URL)",
+        "vcr(mode=None, fixtures_dir=None, hosts=(), proxy=False, faults=None): record and "
+        "replay the Anthropic API in this test (hosts: more hosts to intercept; proxy=True: "
+        "also for child processes, through ANTHROPIC_BASE_URL; faults: a fault spec such as "
+        "'overloaded*2' injected in front of the recorded answers)",
     )
 
 

@@ -44,13 +44,23 @@ def _options(parser: argparse.ArgumentParser) -> None:
         help="where misses are recorded from (default: ANTHROPIC_BASE_URL, "
         "else https://api.anthropic.com)",
     )
+    parser.add_argument(
+        "--faults",
+        metavar="SPEC",
+        help="inject faults in front of the recorded answers, e.g. overloaded*2 "
+        "(default: VCR_FAULTS; see README, Testing failure handling)",
+    )
 
 
 def _start(args: argparse.Namespace) -> Proxy | None:
     try:
         mode = mode_of(args)
         return Proxy(
-            port=args.port, mode=mode, fixtures_dir=args.fixtures, upstream=args.upstream
+            port=args.port,
+            mode=mode,
+            fixtures_dir=args.fixtures,
+            upstream=args.upstream,
+            faults=args.faults,
         ).start()
     except (ProxyError, ConfigError) as exc:
         print(f"vcr_kit: {exc.args[-1] if isinstance(exc, ProxyError) else exc}", file=sys.stderr)

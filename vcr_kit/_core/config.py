@@ -25,6 +25,7 @@ from typing import Final
 
 from ..dehydrate import disable_rules_from_environment
 from ..errors import ConfigError
+from .faults import Spec, parse_spec
 from .platforms import BASE_URL_VARIABLES
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "base_url",
     "base_url_set_to",
     "extra_pytest_args",
+    "faults_from_environment",
     "host_variables",
     "in_ci",
     "in_tox",
@@ -285,6 +287,19 @@ def activated(
 
 
 # -- single variables, for the modules that need one ----------------------------------
+
+
+def faults_from_environment() -> Spec:
+    """``VCR_FAULTS``: faults for every request of the run (tests that set their own
+    use theirs); a bad spec is a ``ConfigError`` naming the value."""
+    return _faults_spec(os.environ.get("VCR_FAULTS", ""))
+
+
+@lru_cache(maxsize=8)
+def _faults_spec(text: str) -> Spec:
+    # Asked on every request a seam sees: parsed once per value (a ConfigError is not
+    # cached, so a bad value is refused each time).
+    return parse_spec(text, "VCR_FAULTS")
 
 
 def replay_mode_forced() -> bool:

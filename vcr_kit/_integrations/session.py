@@ -17,6 +17,7 @@ from .._core.config import Mode, activated, load_dotenv_once, test_project_root
 from .._core.credentials import has_real_credentials, platform_stand_ins, stand_in_key_while
 from .._engine.recorder import HttpRecorder
 from .._ledger import journal as _journal
+from .._seams.faults import faults as injecting
 from .._seams.intercept import intercepting
 
 __all__ = ["vcr_session"]
@@ -40,12 +41,15 @@ def vcr_session(
     hosts: Sequence[str] = (),
     test_file: str | os.PathLike[str] | None = None,
     proxy: bool = False,
+    *,
+    faults: str | None = None,
 ) -> Iterator[_journal.Journal]:
     """Everything vcr_kit does around one test: activation with the test's defaults
     (its fixtures folder found from ``test_file``, not from the cwd), replay
     credentials, the journal, and interception of every client's requests to an
     Anthropic host (``hosts`` adds hosts to those); with ``proxy``, also a proxy that
-    child processes reach through ``ANTHROPIC_BASE_URL``."""
+    child processes reach through ``ANTHROPIC_BASE_URL``. ``faults``: a fault spec for
+    this test's requests (instead of ``VCR_FAULTS``'s; "" for none)."""
     if isinstance(hosts, str):
         hosts = [hosts]
     from .._seams.proxy import proxy_for_test  # http.server: loaded when a test first runs
@@ -57,5 +61,6 @@ def vcr_session(
         _journal.journal() as journal,
         intercepting(HttpRecorder(can_record=can_record), hosts),
         proxy_for_test() if proxy else nullcontext(),
+        injecting(faults) if faults is not None else nullcontext(),
     ):
         yield journal

@@ -45,6 +45,9 @@ class VCRMixin:
     #: Run a record/replay proxy per test and point ``ANTHROPIC_BASE_URL`` at it, for
     #: code that calls Claude from a child process (Claude Code, claude-agent-sdk).
     vcr_proxy: ClassVar[bool] = False
+    #: Faults injected in front of the recorded answers (``"overloaded*2"``; see README,
+    #: Testing failure handling); None: ``VCR_FAULTS``'s, "" for none.
+    vcr_faults: ClassVar[str | None] = None
 
     vcr_journal: _journal.Journal
     _vcr_clients: dict[str, Any]
@@ -63,6 +66,7 @@ class VCRMixin:
             self.vcr_hosts,
             getattr(module, "__file__", None),
             self.vcr_proxy,
+            faults=self.vcr_faults,
         ) as journal:
             self.vcr_journal = journal
             try:
@@ -118,6 +122,17 @@ class VCRMixin:
     def assertRecorded(self, count: int | None = None) -> None:
         """Fail unless this test recorded ``count`` fixtures (or at least one)."""
         self._vcr_assert_count(_journal.Event.RECORDED, count)
+
+    def assertFaults(self, count: int | None = None) -> None:
+        """Fail unless this test's code was given ``count`` injected faults (or at least one)."""
+        given = [e for e in self.vcr_journal.entries if e.event is _journal.Event.FAULT]
+        if (count is None and given) or len(given) == count:
+            return
+        listing = ", ".join(_what(entry) for entry in given) or "none"
+        expected = "at least one" if count is None else str(count)
+        raise AssertionError(
+            f"vcr_kit: expected {expected} injected fault(s), got {len(given)}: {listing}"
+        )
 
     def assertNoLiveCalls(self) -> None:
         """Fail if this test called the API (recorded, passed through, or live in mode

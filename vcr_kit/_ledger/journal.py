@@ -25,6 +25,9 @@ class Event(str, Enum):
     #: request did not earn (a 401, a 529, a stream cut short: the entry's path is the
     #: fixture not written, its detail why), a client vcr_kit could not wrap.
     LIVE = "live"
+    #: A fault vcr_kit injected in front of the fixture at the entry's path (its detail:
+    #: the fault and the request id it carried); the API was not called for it.
+    FAULT = "fault"
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,16 @@ class Journal:
 
     def count(self, event: Event) -> int:
         return sum(1 for e in self.entries if e.event is event)
+
+    @property
+    def faults(self) -> int:
+        """How many injected faults the test's code was given."""
+        return self.count(Event.FAULT)
+
+    @property
+    def replays(self) -> int:
+        """How many fixtures the test replayed (faults in front of them not counted)."""
+        return self.count(Event.REPLAYED)
 
 
 _lock = threading.Lock()

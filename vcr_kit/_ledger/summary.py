@@ -87,7 +87,8 @@ def summary_line() -> str | None:
     recorded = counts[journal.Event.RECORDED.value]
     missing = counts[journal.Event.MISSING.value]
     live = counts[journal.Event.LIVE.value]
-    if not (replayed or recorded or missing or live):
+    faults = counts[journal.Event.FAULT.value]
+    if not (replayed or recorded or missing or live or faults):
         return None
     # Folders gone by now (a test's temporary ones) say nothing about the project.
     where = "".join(
@@ -102,6 +103,8 @@ def summary_line() -> str | None:
         where += f"; answer changed: {shown}" + (f" and {more} more" if more > 0 else "")
     # Live calls are named only when there were some: the usual line stays short.
     live_part = f", {live} live ({_why_not_recorded(totals['not_recorded'])})" if live else ""
+    # Injected faults are counted apart: they are neither replays nor calls to the API.
+    live_part += f", {faults} faults injected" if faults else ""
     return (
         f"vcr_kit: {replayed} replayed, {recorded} recorded, {missing} missing{live_part}; "
         f"${totals['replayed_usd']:.4f} of API calls replayed, "

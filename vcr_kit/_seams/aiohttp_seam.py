@@ -21,7 +21,8 @@ import asyncio
 import inspect
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from http import HTTPStatus
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol
@@ -29,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .._core.httplib import sdk_library
 from .._engine.live import in_live_call
 from .._engine.recorder import HttpRecorder
+from . import faults
 from .on_import import PatchOnImport
 from .sdk_errors import delivered
 
@@ -106,8 +108,8 @@ def _seam(original: Callable[..., Any], current: Callable[[], Interception | Non
         async def live(sent: httpx2.Request) -> httpx2.Response:
             return await _send_live(original, self, sent, passed_on)
 
-        with delivered():
-            answer = await session.recorder.ahandle(request, live)
+        with delivered(), _as_aiohttp_errors():
+            answer = await faults.ahandle(session.recorder, request, live)
         response = _as_client_response(self, request, answer)
         check = kwargs.get("raise_for_status")
         if check is None:
@@ -205,11 +207,80 @@ def _as_client_response(session: Any, request: httpx2.Request, answer: httpx2.Re
         response.reason = ""
     response._headers = CIMultiDictProxy(CIMultiDict(headers))
     response._raw_headers = tuple((k.encode("latin-1"), v.encode("latin-1")) for k, v in headers)
-    stream = StreamReader(ResponseHandler(loop=loop), 2**16, loop=loop)
-    stream.feed_data(answer.content)
-    stream.feed_eof()
+    protocol = ResponseHandler(loop=loop)
+    stream = StreamReader(protocol, 2**16, loop=loop)
+    if faults.reshaped(answer):  # an injected stream fault: fed as it would arrive
+        # A reader waits for more only while its protocol is connected.
+        protocol.connection_made(_NoSocket())
+        feeding = loop.create_task(_feed(stream, answer))
+        _feeding.add(feeding)
+        feeding.add_done_callback(_feeding.discard)
+    else:
+        stream.feed_data(answer.content)
+        stream.feed_eof()
     response.content = stream
     return response
+
+
+class _NoSocket(asyncio.Transport):
+    """The connection of a faulted stream fed from memory: open until the feed ends."""
+
+    def is_closing(self) -> bool:
+        return False
+
+    def pause_reading(self) -> None:
+        pass
+
+    def resume_reading(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+#: The tasks feeding faulted streams (a task nobody holds may be collected mid-way).
+_feeding: set[asyncio.Task[None]] = set()
+
+
+async def _feed(stream: Any, answer: httpx2.Response) -> None:
+    try:
+        async for chunk in answer.aiter_raw():
+            stream.feed_data(chunk)
+    except Exception as exc:
+        stream.set_exception(_aiohttp_error(exc))
+    else:
+        stream.feed_eof()
+
+
+@contextmanager
+def _as_aiohttp_errors() -> Iterator[None]:
+    """An injected transport fault (raised as the SDK's HTTP library's exception) as the
+    exception aiohttp raises for the same failure."""
+    try:
+        yield
+    except sdk_library().TransportError as exc:
+        raise _aiohttp_error(exc) from exc
+
+
+def _aiohttp_error(exc: BaseException) -> BaseException:
+    import aiohttp
+
+    lib = sdk_library()
+    if isinstance(exc, lib.TimeoutException):
+        timeout = getattr(aiohttp, "SocketTimeoutError", aiohttp.ServerTimeoutError)
+        return timeout(f"Timeout on reading data from socket ({exc})")
+    if isinstance(exc, lib.ConnectError):
+        return aiohttp.ClientOSError(111, "Connect call failed: Connection refused")
+    if isinstance(exc, lib.ReadError):
+        return aiohttp.ClientOSError(104, "Connection reset by peer")
+    if isinstance(exc, lib.RemoteProtocolError) and "incomplete" in str(exc):
+        return aiohttp.ClientPayloadError(
+            "Response payload is not completed: <TransferEncodingError: 400, "
+            "message='Not enough data to satisfy transfer length header.'>"
+        )
+    if isinstance(exc, lib.RemoteProtocolError):
+        return aiohttp.ServerDisconnectedError()
+    return exc
 
 
 class _NothingLeftToWrite:

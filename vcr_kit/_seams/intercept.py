@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from .._core.httplib import SDK_LIBRARY_NAMES, loaded_libraries
 from .._engine.live import in_live_call, to_local_proxy
 from .._engine.recorder import HttpRecorder
-from . import aiohttp_seam, cloud_credentials, guard, lazytls
+from . import aiohttp_seam, cloud_credentials, faults, guard, lazytls
 from .hosts import HostSet, anthropic_hosts
 from .on_import import PatchOnImport
 from .sdk_credentials import filling_credentials
@@ -87,7 +87,7 @@ def _sync_seam(original: Callable[..., Any]) -> Callable[..., Any]:
             response: httpx2.Response = original(self, request)
             return response
         with delivered():
-            return session.recorder.handle(request, lambda r: original(self, r))
+            return faults.handle(session.recorder, request, lambda r: original(self, r))
 
     return handle_request
 
@@ -104,7 +104,7 @@ def _async_seam(original: Callable[..., Any]) -> Callable[..., Any]:
             return answer
 
         with delivered():
-            return await session.recorder.ahandle(request, live)
+            return await faults.ahandle(session.recorder, request, live)
 
     return handle_async_request
 

@@ -39,7 +39,9 @@ from .._engine.recorder import NOT_RECORDED, HttpRecorder
 from .._ledger.notes import Event, note
 from ..errors import VCRError
 from .aws_signing import signed_headers
+from .faults import decide
 from .forwarding import BodyForwarder, EventStreamForwarder, SseForwarder
+from .proxy_faults import STREAM_FAULTS, answer_before, plan_for, send_stream, whole_answer
 from .request_body import BODY_TIMEOUT, BadRequest, read_body
 
 __all__ = ["DEFAULT_UPSTREAM", "Proxy", "ProxyError", "proxy", "proxy_for_test"]
@@ -72,6 +74,8 @@ _STOP_WAIT: Final = 600.0
 #: After the grace period, how long the handlers get to fail cleanly once their
 #: connections are shut (no fixture is written for a request whose client is gone).
 _STOP_CLEANUP: Final = 2.0
+
+
 class ProxyError(OSError):
     """The proxy cannot start (the port is taken) or cannot reach its upstream."""
 
@@ -102,6 +106,7 @@ class Proxy:
         upstream: str | None = None,
         log: Callable[[str], None] = _default_log,
         body_timeout: float = BODY_TIMEOUT,
+        faults: str | None = None,
     ) -> None:
         # Resolved now, before a caller points ANTHROPIC_BASE_URL at this proxy.
         self.upstream = upstream or base_url() or DEFAULT_UPSTREAM
@@ -113,6 +118,7 @@ class Proxy:
         self.recorder = HttpRecorder(mode=mode, fixtures_dir=fixtures_dir)
         # A client without a real key can replay; a miss then says recording needs one.
         self.keyless_recorder = HttpRecorder(mode=mode, fixtures_dir=fixtures_dir, can_record=False)
+        self.fault_plan = plan_for(faults)
         self.lib = sdk_library()
         try:
             self._httpd = _Server(self, port)
@@ -338,6 +344,8 @@ class _Exchange:
         self.forwarded = False
         self.request: Any = None
         self.recorder: HttpRecorder | None = None
+        #: Whether a live answer goes to the client as it comes (not when a fault reshapes it).
+        self.forward_live = True
 
     def run(self) -> None:
         lib = self.proxy.lib
@@ -354,6 +362,10 @@ class _Exchange:
         real_key = has_real_key(request.headers) or _to_bedrock(request.url.path)
         recorder = self.proxy.recorder if real_key else self.proxy.keyless_recorder
         self.request, self.recorder = request, recorder
+        injection = decide(request, recorder.settings.fixtures_dir, self.proxy.fault_plan)
+        if injection is not None and answer_before(self.handler, injection):
+            return
+        self.forward_live = injection is None or injection.fault.name not in STREAM_FAULTS
         try:
             answer = recorder.handle(request, self.live)
         except VCRError as exc:  # a missing fixture above all: the client shows the message
@@ -387,6 +399,8 @@ class _Exchange:
             )
         if self.forwarded:
             self.handler.end_chunks()
+        elif injection is not None and injection.fault.name in STREAM_FAULTS:
+            send_stream(self.handler, injection, answer)
         else:  # a replay
             headers = [(k, v) for k, v in answer.headers.items() if k not in _NOT_RETURNED]
             self.handler.send_whole(answer.status_code, headers, answer.content)
@@ -423,6 +437,8 @@ class _Exchange:
                 request.method, url, headers, request.content, self.proxy.bedrock_region
             )
         upstream = lib.Request(request.method, url, headers=headers, content=request.content)
+        if not self.forward_live:  # a stream fault reshapes the whole answer: run sends it
+            return whole_answer(self.proxy.client, upstream, request, _NOT_RETURNED)
         response = self.proxy.client.send(upstream, stream=True)
         try:
             kept = [

@@ -17,6 +17,7 @@ from .._core.config import Mode, load_dotenv_once
 from .._core.credentials import REPLAY_API_KEY, has_real_credentials
 from .._core.httplib import sdk_library
 from .._engine.recorder import HttpRecorder
+from . import faults
 from .sdk_errors import delivered, install_error_passage
 
 if TYPE_CHECKING:  # imported on first use: `import anthropic` costs most of a second
@@ -56,7 +57,9 @@ class _RecordingTransport:
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         with delivered():
-            return self.recorder.handle(request, lambda r: self._live_transport().handle_request(r))
+            return faults.handle(
+                self.recorder, request, lambda r: self._live_transport().handle_request(r)
+            )
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         async def live(r: httpx2.Request) -> httpx2.Response:
@@ -64,7 +67,7 @@ class _RecordingTransport:
             return answer
 
         with delivered():
-            return await self.recorder.ahandle(request, live)
+            return await faults.ahandle(self.recorder, request, live)
 
     def close(self) -> None:
         if self._live is not None:
