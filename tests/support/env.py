@@ -35,6 +35,7 @@ __all__ = [
     "VCR_ENV_VARS",
     "entries",
     "environ_without_vcr",
+    "offline",
     "offline_prefix",
     "patch_env",
     "reordered",
@@ -151,6 +152,14 @@ def offline_prefix() -> list[str]:
         return []
     probe = subprocess.run([unshare, "-n", "true"], capture_output=True, check=False)
     return [unshare, "-n"] if probe.returncode == 0 else []
+
+
+def offline() -> list[str]:
+    """``unshare -n`` with the loopback interface up (the proxy listens on it)."""
+    prefix = offline_prefix()
+    if not prefix:
+        return []
+    return [*prefix, "sh", "-c", 'ip link set lo up 2>/dev/null; exec "$@"', "sh"]
 
 
 def run_captured(

@@ -1,0 +1,132 @@
+"""Claude Code on Google Vertex AI and on Microsoft Foundry through ``vcr_kit run``.
+
+With ``CLAUDE_CODE_USE_VERTEX=1`` Claude Code talks to ``ANTHROPIC_VERTEX_BASE_URL``,
+with ``CLAUDE_CODE_USE_FOUNDRY=1`` to ``ANTHROPIC_FOUNDRY_BASE_URL``: ``vcr_kit run``
+points each at its proxy (``/v1`` and ``/anthropic`` after its address, the paths
+``AnthropicVertex`` and ``AnthropicFoundry`` use on the platforms' own hosts) with the
+client's own authentication skipped. While recording, the proxy authenticates
+upstream with this machine's credentials: a Google access token from
+application-default credentials (here a service-account file whose token endpoint is
+the loopback cloud server, through google-auth's own refresh), the Foundry key.
+Replayed under ``unshare -n`` with no credentials and no base URL
+(``tests/support/claude_code_cloud.py``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.clients.test_clients_node import TOOL_PROMPT
+from tests.support.claude_code_cloud import ClaudeCodeOnCloudCase, Cloud
+from tests.support.cloud_server import (
+    FOUNDRY_KEY,
+    GOOGLE_TOKEN,
+    CloudServer,
+    google_credentials_file,
+)
+from tests.support.env import temp_dir
+from vcr_kit._core.credentials import REPLAY_API_KEY
+
+VERTEX = Cloud(
+    "vertex",
+    library="google.auth",
+    extra="vertex",
+    settings={"ANTHROPIC_VERTEX_PROJECT_ID": "vcr-kit-test", "CLOUD_ML_REGION": "us-east5"},
+    own=("GOOGLE_", "CLOUDSDK_", "GCLOUD_", "ANTHROPIC_VERTEX_", "CLOUD_ML_"),
+)
+FOUNDRY = Cloud("foundry", own=("ANTHROPIC_FOUNDRY_", "AZURE_"))
+VERTEX_PATH = (
+    "/v1/projects/vcr-kit-test/locations/us-east5/publishers/anthropic/models/"
+    "claude-sonnet-4-5@20250929:streamRawPredict"
+)
+#: The names the in-process seams give these paths (tests/clients/test_cloud_clients.py).
+VERTEX_NAME = (
+    r"\Apost-v1-projects-vcr-kit-test-locations-us-east5-publishers-anthropic-models-cla-"
+    r"[0-9a-f]{12}\.json\Z"
+)
+FOUNDRY_PATH = "/anthropic/v1/messages"
+FOUNDRY_NAME = r"\Apost-anthropic-v1-messages-[0-9a-f]{12}\.json\Z"
+
+
+def stored_path(fixtures: Path) -> tuple[str, str]:
+    """(name, stored request path) of the one fixture in ``fixtures``."""
+    (fixture,) = fixtures.glob("*.json")
+    return fixture.name, json.loads(fixture.read_text(encoding="utf-8"))["request"]["path"]
+
+
+class CloudCase(ClaudeCodeOnCloudCase):
+    def setUp(self) -> None:
+        self.config = temp_dir(self, prefix=f"vcr-{self.cloud.name}-config-")
+        self.fixtures = self.config / "fixtures"
+
+    def recording(self, server: CloudServer) -> dict[str, str]:
+        raise NotImplementedError
+
+    def record_and_replay(self, prompt: str, result: str, turns: int) -> CloudServer:
+        """Record ``prompt`` against a loopback cloud server (one request a turn), then
+        replay it offline with no credentials: the same answer both times. The server,
+        stopped, with its log."""
+        with CloudServer() as server:
+            recording = self.recording(server)
+            recorded = self.run_claude(self.fixtures, recording, replay=False, prompt=prompt)
+        answer = {"result": result, "is_error": False, "num_turns": turns}
+        summary = f"vcr_kit: 0 replayed, {turns} recorded, 0 missing"
+        self.assertEqual(recorded, {**answer, "summary": summary})
+        replayed = self.run_claude(self.fixtures, {}, replay=True, prompt=prompt)
+        summary = f"vcr_kit: {turns} replayed, 0 recorded, 0 missing"
+        self.assertEqual(replayed, {**answer, "summary": summary})
+        return server
+
+
+class ClaudeCodeOnVertexTest(CloudCase):
+    cloud = VERTEX
+
+    def recording(self, server: CloudServer) -> dict[str, str]:
+        return {
+            "GOOGLE_APPLICATION_CREDENTIALS": str(google_credentials_file(self.config, server.url)),
+            "ANTHROPIC_VERTEX_BASE_URL": f"{server.url}/v1",
+        }
+
+    def test_recorded_with_the_machines_google_credentials_replayed_with_none(self) -> None:
+        prompt = "Hello from Claude Code on Vertex"
+        server = self.record_and_replay(prompt, f"Echo: {prompt}", turns=1)
+        # The proxy got its token from the machine's credentials, then sent it.
+        self.assertEqual([path for path, _, _ in server.log], ["/token", VERTEX_PATH])
+        self.assertEqual(server.log[1][1]["authorization"], f"Bearer {GOOGLE_TOKEN}")
+        # The path AnthropicVertex sends to the platform's own host: the same name.
+        name, path = stored_path(self.fixtures)
+        self.assertEqual(path, VERTEX_PATH)
+        self.assertRegex(name, VERTEX_NAME)
+        self.assert_never_stored(self.fixtures, GOOGLE_TOKEN, "ya29.", "PRIVATE KEY")
+
+    def test_a_tool_call_replays(self) -> None:
+        # The tool id Claude Code quotes in its second request is the fixture's.
+        self.record_and_replay(TOOL_PROMPT, "The tool said: vcr-tool-ok", turns=2)
+
+
+class ClaudeCodeOnFoundryTest(CloudCase):
+    cloud = FOUNDRY
+
+    def recording(self, server: CloudServer) -> dict[str, str]:
+        return {
+            "ANTHROPIC_FOUNDRY_API_KEY": FOUNDRY_KEY,
+            "ANTHROPIC_FOUNDRY_BASE_URL": f"{server.url}/anthropic",
+        }
+
+    def test_recorded_with_the_machines_foundry_key_replayed_with_none(self) -> None:
+        prompt = "Hello from Claude Code on Foundry"
+        server = self.record_and_replay(prompt, f"Echo: {prompt}", turns=1)
+        self.assertEqual([path for path, _, _ in server.log], [FOUNDRY_PATH])
+        headers = server.log[0][1]
+        # The proxy's key, not the stand-in the child was given.
+        self.assertEqual((headers["api-key"], headers["x-api-key"]), (FOUNDRY_KEY, FOUNDRY_KEY))
+        # The path AnthropicFoundry sends to a resource's host: the same name.
+        name, path = stored_path(self.fixtures)
+        self.assertEqual(path, FOUNDRY_PATH)
+        self.assertRegex(name, FOUNDRY_NAME)
+        self.assert_never_stored(self.fixtures, FOUNDRY_KEY, REPLAY_API_KEY)
+
+    def test_a_tool_call_replays(self) -> None:
+        # The tool id Claude Code quotes in its second request is the fixture's.
+        self.record_and_replay(TOOL_PROMPT, "The tool said: vcr-tool-ok", turns=2)
