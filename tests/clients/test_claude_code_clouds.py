@@ -15,7 +15,10 @@ Replayed under ``unshare -n`` with no credentials and no base URL
 from __future__ import annotations
 
 import json
+import unittest
 from pathlib import Path
+
+import anthropic
 
 from tests.clients.test_clients_node import TOOL_PROMPT
 from tests.support.claude_code_cloud import ClaudeCodeOnCloudCase, Cloud
@@ -25,8 +28,9 @@ from tests.support.cloud_server import (
     CloudServer,
     google_credentials_file,
 )
-from tests.support.env import temp_dir
+from tests.support.env import patch_env, temp_dir
 from vcr_kit._core.credentials import REPLAY_API_KEY
+from vcr_kit._seams.proxy import Proxy
 
 VERTEX = Cloud(
     "vertex",
@@ -35,7 +39,13 @@ VERTEX = Cloud(
     settings={"ANTHROPIC_VERTEX_PROJECT_ID": "vcr-kit-test", "CLOUD_ML_REGION": "us-east5"},
     own=("GOOGLE_", "CLOUDSDK_", "GCLOUD_", "ANTHROPIC_VERTEX_", "CLOUD_ML_"),
 )
-FOUNDRY = Cloud("foundry", own=("ANTHROPIC_FOUNDRY_", "AZURE_"))
+FOUNDRY = Cloud(
+    "foundry",
+    # The resource in both runs, as a user's shell has it: the child must not get it
+    # beside the proxy's base URL (the SDK refuses both).
+    settings={"ANTHROPIC_FOUNDRY_RESOURCE": "vcr-kit-test"},
+    own=("ANTHROPIC_FOUNDRY_", "AZURE_"),
+)
 VERTEX_PATH = (
     "/v1/projects/vcr-kit-test/locations/us-east5/publishers/anthropic/models/"
     "claude-sonnet-4-5@20250929:streamRawPredict"
@@ -130,3 +140,63 @@ class ClaudeCodeOnFoundryTest(CloudCase):
     def test_a_tool_call_replays(self) -> None:
         # The tool id Claude Code quotes in its second request is the fixture's.
         self.record_and_replay(TOOL_PROMPT, "The tool said: vcr-tool-ok", turns=2)
+
+
+class RecordingWithoutCredentialsTest(unittest.TestCase):
+    """The proxy records a cloud request with this machine's credentials: without them
+    the client (here the SDK's own cloud client, pointed at the proxy as ``vcr_kit run``
+    points Claude Code) is answered with the error, and nothing is written."""
+
+    def setUp(self) -> None:
+        self.folder = temp_dir(self, prefix="vcr-cloud-nocreds-")
+        self.fixtures = self.folder / "fixtures"
+        patch_env(
+            self,
+            VCR_REPORT="0",
+            ANTHROPIC_FOUNDRY_API_KEY="",
+            ANTHROPIC_FOUNDRY_RESOURCE="",
+            ANTHROPIC_FOUNDRY_BASE_URL="http://127.0.0.1:9/anthropic",
+            ANTHROPIC_VERTEX_BASE_URL="http://127.0.0.1:9/v1",
+            GOOGLE_APPLICATION_CREDENTIALS=str(self.folder / "missing.json"),
+        )
+        self.logged: list[str] = []
+        self.proxy = Proxy(mode="auto", fixtures_dir=self.fixtures, log=self.logged.append)
+        self.proxy.start()
+        self.addCleanup(self.proxy.stop)
+
+    def refusal(self, client: anthropic.Anthropic) -> str:
+        self.addCleanup(client.close)
+        with self.assertRaises(anthropic.BadRequestError) as caught:
+            client.messages.create(
+                model="claude-opus-4-7", max_tokens=8, messages=[{"role": "user", "content": "Hi"}]
+            )
+        self.assertEqual(list(self.fixtures.glob("*.json")), [])
+        message: str = caught.exception.body["error"]["message"]  # type: ignore[index]
+        self.assertEqual(self.logged, [f"vcr_kit proxy: {message}"])
+        return message
+
+    def test_foundry_without_a_key(self) -> None:
+        client = anthropic.AnthropicFoundry(
+            base_url=f"{self.proxy.url}/anthropic", api_key=REPLAY_API_KEY, max_retries=0
+        )
+        self.assertEqual(
+            self.refusal(client),
+            "Recording a Microsoft Foundry request through the vcr_kit proxy needs "
+            "ANTHROPIC_FOUNDRY_API_KEY on this machine.",
+        )
+
+    def test_vertex_without_google_credentials(self) -> None:
+        client = anthropic.AnthropicVertex(
+            base_url=f"{self.proxy.url}/v1",
+            region="us-east5",
+            project_id="vcr-kit-test",
+            access_token="made-for-the-proxy",
+            max_retries=0,
+        )
+        self.assertEqual(
+            self.refusal(client),
+            "Recording a Vertex AI request through the vcr_kit proxy needs Google credentials "
+            "on this machine (gcloud auth application-default login, or "
+            "GOOGLE_APPLICATION_CREDENTIALS), and none were found: File "
+            f"{self.folder / 'missing.json'} was not found.",
+        )

@@ -4,7 +4,7 @@ the setup the platforms' tests share.
 Each records against the loopback cloud server (``tests/support/cloud_server.py``,
 which refuses a request without the platform's test credential) with only that
 platform's credentials on the machine, then replays under ``unshare -n`` with none,
-no base URL and ``--mode replay``. Runs in the clients tox env
+no base URL and ``CI=true``. Runs in the clients tox env
 (``VCR_REQUIRE_CLIENTS=1``), like the other Node clients.
 """
 
@@ -78,8 +78,9 @@ class ClaudeCodeOnCloudCase(unittest.TestCase):
         if self.cloud.base_url_variable not in env:
             place.pop(self.cloud.base_url_variable, None)
         command = [sys.executable, "-m", "vcr_kit", "run", "--fixtures", str(fixtures)]
-        if replay:
-            command = [*offline(), *command, "--mode", "replay"]
+        if replay:  # as a CI job replays: replay mode by default, no credentials
+            command = [*offline(), *command]
+            place["CI"] = "true"
         claude = claude_command(self.modules, "-p", prompt, "--output-format", "json")
         done = run_captured(
             [*command, "--", *claude, "--allowedTools", "Bash"], cwd=base, env=place, timeout=300
