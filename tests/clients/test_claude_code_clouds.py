@@ -15,6 +15,7 @@ Replayed under ``unshare -n`` with no credentials and no base URL
 from __future__ import annotations
 
 import json
+import re
 import unittest
 from pathlib import Path
 
@@ -29,6 +30,7 @@ from tests.support.cloud_server import (
     google_credentials_file,
 )
 from tests.support.env import patch_env, temp_dir
+from tests.support.node_clients import install_newest_claude_code
 from vcr_kit._core.credentials import REPLAY_API_KEY
 from vcr_kit._seams.proxy import Proxy
 
@@ -46,10 +48,7 @@ FOUNDRY = Cloud(
     settings={"ANTHROPIC_FOUNDRY_RESOURCE": "vcr-kit-test"},
     own=("ANTHROPIC_FOUNDRY_", "AZURE_"),
 )
-VERTEX_PATH = (
-    "/v1/projects/vcr-kit-test/locations/us-east5/publishers/anthropic/models/"
-    "claude-sonnet-4-5@20250929:streamRawPredict"
-)
+VERTEX_MODELS = "/v1/projects/vcr-kit-test/locations/us-east5/publishers/anthropic/models/"
 #: The names the in-process seams give these paths (tests/clients/test_cloud_clients.py).
 VERTEX_NAME = (
     r"\Apost-v1-projects-vcr-kit-test-locations-us-east5-publishers-anthropic-models-cla-"
@@ -91,6 +90,8 @@ class CloudCase(ClaudeCodeOnCloudCase):
 
 class ClaudeCodeOnVertexTest(CloudCase):
     cloud = VERTEX
+    #: The path of Claude Code's default model on Vertex (2.1.197's), as a pattern.
+    vertex_path = re.escape(VERTEX_MODELS + "claude-sonnet-4-5@20250929:streamRawPredict")
 
     def recording(self, server: CloudServer) -> dict[str, str]:
         return {
@@ -102,11 +103,13 @@ class ClaudeCodeOnVertexTest(CloudCase):
         prompt = "Hello from Claude Code on Vertex"
         server = self.record_and_replay(prompt, f"Echo: {prompt}", turns=1)
         # The proxy got its token from the machine's credentials, then sent it.
-        self.assertEqual([path for path, _, _ in server.log], ["/token", VERTEX_PATH])
-        self.assertEqual(server.log[1][1]["authorization"], f"Bearer {GOOGLE_TOKEN}")
+        (token, _, _), (vertex, headers, _) = server.log
+        self.assertEqual(token, "/token")
+        self.assertRegex(vertex, rf"\A{self.vertex_path}\Z")
+        self.assertEqual(headers["authorization"], f"Bearer {GOOGLE_TOKEN}")
         # The path AnthropicVertex sends to the platform's own host: the same name.
         name, path = stored_path(self.fixtures)
-        self.assertEqual(path, VERTEX_PATH)
+        self.assertEqual(path, vertex)
         self.assertRegex(name, VERTEX_NAME)
         self.assert_never_stored(self.fixtures, GOOGLE_TOKEN, "ya29.", "PRIVATE KEY")
 
@@ -140,6 +143,26 @@ class ClaudeCodeOnFoundryTest(CloudCase):
     def test_a_tool_call_replays(self) -> None:
         # The tool id Claude Code quotes in its second request is the fixture's.
         self.record_and_replay(TOOL_PROMPT, "The tool said: vcr-tool-ok", turns=2)
+
+
+class NewestReleaseOnVertexTest(ClaudeCodeOnVertexTest):
+    """The same with the newest Claude Code release (whatever its default model)."""
+
+    vertex_path = re.escape(VERTEX_MODELS) + r"[^/]+:streamRawPredict"
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        super().setUpClass()
+        cls.modules = install_newest_claude_code()
+
+
+class NewestReleaseOnFoundryTest(ClaudeCodeOnFoundryTest):
+    """The same with the newest Claude Code release."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        super().setUpClass()
+        cls.modules = install_newest_claude_code()
 
 
 class RecordingWithoutCredentialsTest(unittest.TestCase):
