@@ -16,20 +16,23 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import unittest
 from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
 
 import anthropic
 
 from tests.clients.test_clients_node import TOOL_PROMPT
-from tests.support.claude_code_cloud import ClaudeCodeOnCloudCase, Cloud
+from tests.support.claude_code_cloud import ROOT, ClaudeCodeOnCloudCase, Cloud
 from tests.support.cloud_server import (
     FOUNDRY_KEY,
     GOOGLE_TOKEN,
     CloudServer,
     google_credentials_file,
 )
-from tests.support.env import patch_env, temp_dir
+from tests.support.env import environ_without_vcr, offline, patch_env, run_captured, temp_dir
 from tests.support.node_clients import install_newest_claude_code
 from vcr_kit._core.credentials import REPLAY_API_KEY
 from vcr_kit._seams.proxy import Proxy
@@ -57,6 +60,35 @@ VERTEX_NAME = (
 FOUNDRY_PATH = "/anthropic/v1/messages"
 FOUNDRY_NAME = r"\Apost-anthropic-v1-messages-[0-9a-f]{12}\.json\Z"
 
+#: The SDK's own cloud client sends, in-process, the body Claude Code sent through the
+#: proxy, to the platform's own host, in a replaying vcr_kit session with no credentials.
+IN_PROCESS = """
+import json, sys
+import anthropic
+from vcr_kit._integrations.session import vcr_session
+
+platform, fixtures, sent = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+body, beta = sent["body"], sent["beta"]
+known = {"messages", "system", "tools", "metadata", "max_tokens", "thinking", "stream",
+         "temperature", "tool_choice", "stop_sequences", "top_k", "top_p", "model"}
+params = {k: v for k, v in body.items() if k in known}
+params.setdefault("model", sent["model"])
+with vcr_session(fixtures_dir=fixtures) as journal:
+    if platform == "vertex":
+        client = anthropic.AnthropicVertex(region="us-east5", project_id="vcr-kit-test")
+    else:
+        client = anthropic.AnthropicFoundry(resource="vcr-kit-test")
+    stream = client.beta.messages.create(
+        **params,
+        extra_body={k: v for k, v in body.items() if k not in known},
+        extra_headers={"anthropic-beta": beta},
+        extra_query=dict(sent["query"]),
+    )
+    text = "".join(e.delta.text for e in stream
+                   if e.type == "content_block_delta" and e.delta.type == "text_delta")
+print(json.dumps({"text": text, "events": [e.event.value for e in journal.entries]}))
+"""
+
 
 def stored_path(fixtures: Path) -> tuple[str, str]:
     """(name, stored request path) of the one fixture in ``fixtures``."""
@@ -65,6 +97,9 @@ def stored_path(fixtures: Path) -> tuple[str, str]:
 
 
 class CloudCase(ClaudeCodeOnCloudCase):
+    #: Where the last recording ran (Claude Code's cwd; its HOME below it).
+    recorded_in: Path
+
     def setUp(self) -> None:
         self.config = temp_dir(self, prefix=f"vcr-{self.cloud.name}-config-")
         self.fixtures = self.config / "fixtures"
@@ -79,6 +114,7 @@ class CloudCase(ClaudeCodeOnCloudCase):
         with CloudServer() as server:
             recording = self.recording(server)
             recorded = self.run_claude(self.fixtures, recording, replay=False, prompt=prompt)
+        self.recorded_in = self.last_base
         answer = {"result": result, "is_error": False, "num_turns": turns}
         summary = f"vcr_kit: 0 replayed, {turns} recorded, 0 missing"
         self.assertEqual(recorded, {**answer, "summary": summary})
@@ -86,6 +122,37 @@ class CloudCase(ClaudeCodeOnCloudCase):
         summary = f"vcr_kit: {turns} replayed, 0 recorded, 0 missing"
         self.assertEqual(replayed, {**answer, "summary": summary})
         return server
+
+    def replay_in_process(self, sent: tuple[str, dict[str, str], bytes]) -> dict[str, Any]:
+        """The request Claude Code sent (as the cloud server logged it), sent again by the
+        SDK's own client for the platform in a replaying session, offline, where
+        Claude Code ran (its cwd and HOME are in the request)."""
+        path, headers, body = sent
+        # Vertex's model is in the path (.../models/<model>:streamRawPredict); Foundry's
+        # in the body, which wins.
+        model = unquote(path.rsplit("/", 1)[-1].split(":")[0])
+        # The query as sent (Claude Code's Foundry client adds ?beta=true), from the fixture.
+        (fixture,) = self.fixtures.glob("*.json")
+        query = json.loads(fixture.read_text(encoding="utf-8"))["request"].get("query", [])
+        request = {
+            "body": json.loads(body),
+            "beta": headers["anthropic-beta"],
+            "model": model,
+            "query": query,
+        }
+        env = {
+            **{k: v for k, v in environ_without_vcr().items() if not k.startswith(self.cloud.own)},
+            "HOME": str(self.recorded_in / "home"),
+            "CI": "true",
+            "PYTHONPATH": str(ROOT),
+        }
+        command = [sys.executable, "-c", IN_PROCESS, self.cloud.name, str(self.fixtures)]
+        done = run_captured(
+            [*offline(), *command, json.dumps(request)], cwd=self.recorded_in, env=env, timeout=120
+        )
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        found: dict[str, Any] = json.loads(done.stdout)
+        return found
 
 
 class ClaudeCodeOnVertexTest(CloudCase):
@@ -112,6 +179,11 @@ class ClaudeCodeOnVertexTest(CloudCase):
         self.assertEqual(path, vertex)
         self.assertRegex(name, VERTEX_NAME)
         self.assert_never_stored(self.fixtures, GOOGLE_TOKEN, "ya29.", "PRIVATE KEY")
+        # The same kind of file as AnthropicVertex's: it replays the fixture itself.
+        self.assertEqual(
+            self.replay_in_process(server.log[1]),
+            {"text": f"Echo: {prompt}", "events": ["replayed"]},
+        )
 
     def test_a_tool_call_replays(self) -> None:
         # The tool id Claude Code quotes in its second request is the fixture's.
@@ -139,6 +211,11 @@ class ClaudeCodeOnFoundryTest(CloudCase):
         self.assertEqual(path, FOUNDRY_PATH)
         self.assertRegex(name, FOUNDRY_NAME)
         self.assert_never_stored(self.fixtures, FOUNDRY_KEY, REPLAY_API_KEY)
+        # The same kind of file as AnthropicFoundry's: it replays the fixture itself.
+        self.assertEqual(
+            self.replay_in_process(server.log[0]),
+            {"text": f"Echo: {prompt}", "events": ["replayed"]},
+        )
 
     def test_a_tool_call_replays(self) -> None:
         # The tool id Claude Code quotes in its second request is the fixture's.

@@ -49,6 +49,7 @@ class Cloud:
 class ClaudeCodeOnCloudCase(unittest.TestCase):
     cloud: ClassVar[Cloud]
     modules: ClassVar[Path]
+    last_base: Path
 
     @classmethod
     def setUpClass(cls) -> None:
@@ -65,6 +66,8 @@ class ClaudeCodeOnCloudCase(unittest.TestCase):
         platform's credentials and base URL), or replaying offline."""
         base = temp_dir(self, prefix=f"vcr-{self.cloud.name}-")
         (base / "home").mkdir()
+        #: Where the last run ran (its folder is also its cwd, its HOME below it).
+        self.last_base = base
         place = {
             **{k: v for k, v in environ_without_vcr().items() if not k.startswith(self.cloud.own)},
             "HOME": str(base / "home"),
