@@ -2,7 +2,8 @@
 
 ``serve`` prints ``vcr_kit proxy on http://127.0.0.1:PORT`` and serves until SIGINT or
 SIGTERM; ``run -- CMD ARGS...`` runs one command with ``ANTHROPIC_BASE_URL`` pointing
-at a proxy on a free port and exits with its status. Both print the run summary
+at a proxy on a free port (and, for Claude Code on Bedrock, Vertex or Foundry, that
+platform's base URL: ``_pointed_at``) and exits with its status. Both print the run summary
 when they stop. Exit 2 on a usage error, 1 when the proxy cannot start.
 """
 
