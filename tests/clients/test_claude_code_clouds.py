@@ -14,7 +14,6 @@ Replayed under ``unshare -n`` with no credentials and no base URL
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -34,7 +33,14 @@ from tests.support.cloud_server import (
     CloudServer,
     google_credentials_file,
 )
-from tests.support.env import environ_without_vcr, offline, patch_env, run_captured, temp_dir
+from tests.support.env import (
+    environ_without_vcr,
+    installed,
+    offline,
+    patch_env,
+    run_captured,
+    temp_dir,
+)
 from tests.support.node_clients import install_newest_claude_code
 from vcr_kit._core.credentials import REPLAY_API_KEY
 from vcr_kit._seams.proxy import Proxy
@@ -300,7 +306,7 @@ class RecordingWithoutCredentialsTest(unittest.TestCase):
         )
 
     def test_vertex_without_google_credentials(self) -> None:
-        needs(None if importlib.util.find_spec("google.auth") else "google-auth")
+        needs(None if installed("google.auth") else "google-auth")
         client = anthropic.AnthropicVertex(
             base_url=f"{self.proxy.url}/v1",
             region="us-east5",

@@ -10,7 +10,6 @@ no base URL and ``CI=true``. Runs in the clients tox env
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 import unittest
@@ -18,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
-from tests.support.env import environ_without_vcr, offline, run_captured, temp_dir
+from tests.support.env import environ_without_vcr, installed, offline, run_captured, temp_dir
 from tests.support.node_clients import claude_command, require_node_clients
 
 __all__ = ["ClaudeCodeOnCloudCase", "Cloud"]
@@ -54,7 +53,7 @@ class ClaudeCodeOnCloudCase(unittest.TestCase):
     @classmethod
     def setUpClass(cls) -> None:
         cls.modules = require_node_clients()
-        if cls.cloud.library and importlib.util.find_spec(cls.cloud.library) is None:
+        if cls.cloud.library and not installed(cls.cloud.library):
             raise AssertionError(
                 f"the clients env installs anthropic[{cls.cloud.extra}] ({cls.cloud.library})"
             )

@@ -14,6 +14,7 @@ they also run as scripts, where ``tests`` is not importable.
 
 from __future__ import annotations
 
+import importlib.util
 import multiprocessing
 import os
 import shutil
@@ -35,6 +36,7 @@ __all__ = [
     "VCR_ENV_VARS",
     "entries",
     "environ_without_vcr",
+    "installed",
     "offline",
     "offline_prefix",
     "patch_env",
@@ -152,6 +154,14 @@ def offline_prefix() -> list[str]:
         return []
     probe = subprocess.run([unshare, "-n", "true"], capture_output=True, check=False)
     return [unshare, "-n"] if probe.returncode == 0 else []
+
+
+def installed(module: str) -> bool:
+    """``module`` (dotted, ``google.auth``) can be imported here; not imported."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # a parent package (``google``) is missing
+        return False
 
 
 def offline() -> list[str]:

@@ -9,7 +9,6 @@ makes them fail).
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import unittest
 
@@ -19,7 +18,7 @@ from tests.support.cloud_server import (
     CloudServer,
     google_credentials_file,
 )
-from tests.support.env import patch_env, temp_dir
+from tests.support.env import installed, patch_env, temp_dir
 from vcr_kit._core.credentials import REPLAY_API_KEY
 from vcr_kit._seams.cloud_upstream import CloudUpstreams
 from vcr_kit.errors import ConfigError
@@ -44,7 +43,7 @@ def cleared_but(**values: str) -> dict[str, str]:
 
 class VertexUpstreamTest(unittest.TestCase):
     def setUp(self) -> None:
-        if importlib.util.find_spec("google.auth") is None:  # anthropic[vertex] brings it
+        if not installed("google.auth"):  # anthropic[vertex] brings it
             if os.environ.get("VCR_CLOUDS_REQUIRED") == "1":
                 raise AssertionError("the clients env installs google-auth: anthropic[vertex]")
             self.skipTest("google-auth is not installed here: tox -e clients")
@@ -130,3 +129,22 @@ class ServesTest(unittest.TestCase):
         not_served = ["/v1/messages", "/v1/models", "/anthropic", "/v1/projects/p"]
         self.assertEqual([p for p in served if not CloudUpstreams.serves(p)], [])
         self.assertEqual([p for p in not_served if CloudUpstreams.serves(p)], [])
+
+
+class WithoutGoogleAuthTest(unittest.TestCase):
+    """Where google-auth is not installed (the default tox envs), recording a Vertex
+    request says what to install."""
+
+    def test_recording_says_what_to_install(self) -> None:
+        if installed("google.auth"):
+            self.skipTest("google-auth is installed here")
+        patch_env(self, **CLEARED)
+        path = "/v1" + VERTEX_REST.format(region="us-east5")
+        with self.assertRaises(ConfigError) as caught:
+            CloudUpstreams().upstream("POST", path, [], b"{}")
+        self.assertEqual(
+            str(caught.exception),
+            "Recording a Vertex AI request through the vcr_kit proxy needs Google credentials "
+            "on this machine (gcloud auth application-default login, or "
+            "GOOGLE_APPLICATION_CREDENTIALS) and google-auth: pip install 'anthropic[vertex]'.",
+        )
