@@ -15,7 +15,6 @@ from __future__ import annotations
 from tests.clients.test_clients_node import TOOL_PROMPT
 from tests.support.claude_code_cloud import ClaudeCodeOnCloudCase, Cloud
 from tests.support.cloud_server import AWS_KEY_ID, AWS_SECRET, CloudServer
-from tests.support.env import temp_dir
 
 PROMPT = "Hello from Claude Code on Bedrock"
 BEDROCK = Cloud(
@@ -30,59 +29,28 @@ BEDROCK = Cloud(
 class ClaudeCodeOnBedrockTest(ClaudeCodeOnCloudCase):
     cloud = BEDROCK
 
-    def setUp(self) -> None:
-        base = temp_dir(self, prefix="vcr-bedrock-config-")
-        self.fixtures = base / "fixtures"
-        self.recording = {
+    def recording(self, server: CloudServer) -> dict[str, str]:
+        return {
             "AWS_ACCESS_KEY_ID": AWS_KEY_ID,
             "AWS_SECRET_ACCESS_KEY": AWS_SECRET,
-            "AWS_CONFIG_FILE": str(base / "no-aws-config"),
-            "AWS_SHARED_CREDENTIALS_FILE": str(base / "no-aws-credentials"),
+            "AWS_CONFIG_FILE": str(self.config / "no-aws-config"),
+            "AWS_SHARED_CREDENTIALS_FILE": str(self.config / "no-aws-credentials"),
+            "ANTHROPIC_BEDROCK_BASE_URL": server.url,
         }
 
     def test_recorded_with_the_machines_aws_credentials_replayed_with_none(self) -> None:
-        with CloudServer() as server:
-            recording = {**self.recording, "ANTHROPIC_BEDROCK_BASE_URL": server.url}
-            recorded = self.run_claude(self.fixtures, recording, replay=False, prompt=PROMPT)
-            paths = [path for path, _, _ in server.log]
+        # Claude Code asks Bedrock's control plane for its inference profiles first.
+        server = self.record_and_replay(PROMPT, f"Echo: {PROMPT}", turns=1, requests=2)
         self.assertEqual(
-            recorded,
-            {
-                "result": f"Echo: {PROMPT}",
-                "is_error": False,
-                "num_turns": 1,
-                "summary": "vcr_kit: 0 replayed, 2 recorded, 0 missing",
-            },
-        )
-        self.assertEqual(
-            paths,
+            [path for path, _, _ in server.log],
             [
                 "/inference-profiles",
                 "/model/us.anthropic.claude-sonnet-4-5-20250929-v1:0/invoke-with-response-stream",
             ],
         )
         self.assert_never_stored(self.fixtures, AWS_KEY_ID, AWS_SECRET, "Signature=", "x-amz-date")
-        replayed = self.run_claude(self.fixtures, {}, replay=True, prompt=PROMPT)
-        self.assertEqual(
-            replayed, {**recorded, "summary": "vcr_kit: 2 replayed, 0 recorded, 0 missing"}
-        )
 
     def test_a_tool_call_replays(self) -> None:
         # The tool id Claude Code quotes in its next request came base64 inside an
         # event-stream frame.
-        with CloudServer() as server:
-            recording = {**self.recording, "ANTHROPIC_BEDROCK_BASE_URL": server.url}
-            recorded = self.run_claude(self.fixtures, recording, replay=False, prompt=TOOL_PROMPT)
-        self.assertEqual(
-            recorded,
-            {
-                "result": "The tool said: vcr-tool-ok",
-                "is_error": False,
-                "num_turns": 2,
-                "summary": "vcr_kit: 0 replayed, 3 recorded, 0 missing",
-            },
-        )
-        replayed = self.run_claude(self.fixtures, {}, replay=True, prompt=TOOL_PROMPT)
-        self.assertEqual(
-            replayed, {**recorded, "summary": "vcr_kit: 3 replayed, 0 recorded, 0 missing"}
-        )
+        self.record_and_replay(TOOL_PROMPT, "The tool said: vcr-tool-ok", turns=2, requests=3)

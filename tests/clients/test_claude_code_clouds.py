@@ -105,32 +105,6 @@ def stored_path(fixtures: Path) -> tuple[str, str]:
 
 
 class CloudCase(ClaudeCodeOnCloudCase):
-    #: Where the last recording ran (Claude Code's cwd; its HOME below it).
-    recorded_in: Path
-
-    def setUp(self) -> None:
-        self.config = temp_dir(self, prefix=f"vcr-{self.cloud.name}-config-")
-        self.fixtures = self.config / "fixtures"
-
-    def recording(self, server: CloudServer) -> dict[str, str]:
-        raise NotImplementedError
-
-    def record_and_replay(self, prompt: str, result: str, turns: int) -> CloudServer:
-        """Record ``prompt`` against a loopback cloud server (one request a turn), then
-        replay it offline with no credentials: the same answer both times. The server,
-        stopped, with its log."""
-        with CloudServer() as server:
-            recording = self.recording(server)
-            recorded = self.run_claude(self.fixtures, recording, replay=False, prompt=prompt)
-        self.recorded_in = self.last_base
-        answer = {"result": result, "is_error": False, "num_turns": turns}
-        summary = f"vcr_kit: 0 replayed, {turns} recorded, 0 missing"
-        self.assertEqual(recorded, {**answer, "summary": summary})
-        replayed = self.run_claude(self.fixtures, {}, replay=True, prompt=prompt)
-        summary = f"vcr_kit: {turns} replayed, 0 recorded, 0 missing"
-        self.assertEqual(replayed, {**answer, "summary": summary})
-        return server
-
     def replay_in_process(self, sent: tuple[str, dict[str, str], bytes]) -> dict[str, Any]:
         """The request Claude Code sent (as the cloud server logged it), sent again by the
         SDK's own client for the platform in a replaying session, offline, where

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
+from tests.support.cloud_server import CloudServer
 from tests.support.env import environ_without_vcr, installed, offline, run_captured, temp_dir
 from tests.support.node_clients import claude_command, require_node_clients
 
@@ -49,6 +50,8 @@ class ClaudeCodeOnCloudCase(unittest.TestCase):
     cloud: ClassVar[Cloud]
     modules: ClassVar[Path]
     last_base: Path
+    #: Where the last recording ran (Claude Code's cwd; its HOME below it).
+    recorded_in: Path
 
     @classmethod
     def setUpClass(cls) -> None:
@@ -57,6 +60,34 @@ class ClaudeCodeOnCloudCase(unittest.TestCase):
             raise AssertionError(
                 f"the clients env installs anthropic[{cls.cloud.extra}] ({cls.cloud.library})"
             )
+
+    def setUp(self) -> None:
+        self.config = temp_dir(self, prefix=f"vcr-{self.cloud.name}-config-")
+        self.fixtures = self.config / "fixtures"
+
+    def recording(self, server: CloudServer) -> dict[str, str]:
+        """The variables a recording is given: this platform's credentials (whose
+        files, if any, go in ``self.config``) and ``server`` as its base URL."""
+        raise NotImplementedError
+
+    def record_and_replay(
+        self, prompt: str, result: str, turns: int, requests: int | None = None
+    ) -> CloudServer:
+        """Record ``prompt`` against a loopback cloud server (``requests`` requests, one a
+        turn by default), then replay it offline with no credentials: the same answer
+        both times. The server, stopped, with its log."""
+        with CloudServer() as server:
+            recording = self.recording(server)
+            recorded = self.run_claude(self.fixtures, recording, replay=False, prompt=prompt)
+        self.recorded_in = self.last_base
+        count = turns if requests is None else requests
+        answer = {"result": result, "is_error": False, "num_turns": turns}
+        summary = f"vcr_kit: 0 replayed, {count} recorded, 0 missing"
+        self.assertEqual(recorded, {**answer, "summary": summary})
+        replayed = self.run_claude(self.fixtures, {}, replay=True, prompt=prompt)
+        summary = f"vcr_kit: {count} replayed, 0 recorded, 0 missing"
+        self.assertEqual(replayed, {**answer, "summary": summary})
+        return server
 
     def run_claude(
         self, fixtures: Path, env: dict[str, str], *, replay: bool, prompt: str
