@@ -20,11 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
-
 from tests.clients.test_clients_node import KEY, ClientTestCase
 from tests.clients.test_proxy import offline
 from tests.support.env import environ_without_vcr, run_captured, temp_dir
+from tests.support.node_clients import claude_command, install_newest_claude_code
 
 ROOT = Path(__file__).resolve().parents[2]
 UNREACHABLE = "http://127.0.0.1:9"
@@ -116,8 +115,7 @@ class ClaudeCodeTestCase(ClientTestCase):
         }
 
     def claude(self, *args: str) -> list[str]:
-        wrapper = self.modules / "@anthropic-ai" / "claude-code" / "cli-wrapper.cjs"
-        return [shutil.which("node") or "node", str(wrapper), *args]
+        return claude_command(self.modules, *args)
 
     def record(
         self, setup: Setup, command: list[str], prepare: Any = None
@@ -319,28 +317,6 @@ async def main():
 
 anyio.run(main)
 """
-
-
-NEWEST_DIR = ROOT / ".tox" / "npm-claude-code-newest"
-PACKAGE = "@anthropic-ai/claude-code"
-
-
-def install_newest_claude_code() -> Path:
-    """The newest Claude Code release, installed once per checkout into its own folder:
-    npm alone installs the newest that names this Node in its engines, which may be
-    older (the CLI is a native binary started by a small wrapper: Node's version does
-    not matter to it)."""
-    npm = shutil.which("npm") or "npm"
-    NEWEST_DIR.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(NEWEST_DIR / ".install.lock")):
-        wanted = subprocess.run([npm, "view", PACKAGE, "version"], capture_output=True,
-                                text=True, check=True, timeout=300).stdout.strip()  # fmt: skip
-        installed = NEWEST_DIR / "node_modules" / PACKAGE / "package.json"
-        if not installed.exists() or json.loads(installed.read_text())["version"] != wanted:
-            subprocess.run([npm, "install", "--no-audit", "--no-fund", "--prefix",
-                            str(NEWEST_DIR), f"{PACKAGE}@{wanted}"],
-                           capture_output=True, check=True, timeout=900)  # fmt: skip
-    return NEWEST_DIR / "node_modules"
 
 
 class NewestReleaseTest(AnotherRepositoryTest):

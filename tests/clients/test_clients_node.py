@@ -22,14 +22,11 @@ import unittest
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
-
 from tests.clients.test_proxy import offline
 from tests.support.env import environ_without_vcr, run_captured, start_server, temp_dir
+from tests.support.node_clients import claude_command, require_node_clients
 
 ROOT = Path(__file__).resolve().parents[2]
-NPM_DIR = ROOT / ".tox" / "npm-clients"
-NPM_PACKAGES = ("@anthropic-ai/claude-code", "@anthropic-ai/sdk")
 KEY = "sk-ant-test-clients-" + "k" * 24
 TOOL_PROMPT = 'Check [[tool:Bash {"command":"echo vcr-tool-ok","description":"Say ok"}]]'
 
@@ -56,40 +53,12 @@ NODE_SCRIPT = textwrap.dedent(
 )
 
 
-def node_tools() -> tuple[str, str] | None:
-    node, npm = shutil.which("node"), shutil.which("npm")
-    return None if node is None or npm is None else (node, npm)
-
-
-def install_npm_packages() -> Path:
-    """``node_modules`` with the packages, installed once per checkout (under a lock:
-    parallel tox envs share it)."""
-    tools = node_tools()
-    assert tools is not None
-    NPM_DIR.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(NPM_DIR / ".install.lock")):
-        modules = NPM_DIR / "node_modules"
-        if not all((modules / name / "package.json").exists() for name in NPM_PACKAGES):
-            done = subprocess.run(
-                [tools[1], "install", "--no-audit", "--no-fund", "--prefix", str(NPM_DIR),
-                 *NPM_PACKAGES],
-                capture_output=True, text=True, check=False, timeout=900,
-            )  # fmt: skip
-            if done.returncode != 0:
-                raise RuntimeError(f"npm install failed:\n{done.stderr}")
-    return NPM_DIR / "node_modules"
-
-
 class ClientTestCase(unittest.TestCase):
     modules: Path
 
     @classmethod
     def setUpClass(cls) -> None:
-        if not os.environ.get("VCR_REQUIRE_CLIENTS"):
-            raise unittest.SkipTest("the Node clients run in their own env: tox -e clients")
-        if node_tools() is None:
-            raise unittest.SkipTest("node and npm are needed to install the Node clients")
-        cls.modules = install_npm_packages()
+        cls.modules = require_node_clients()
 
     def setUp(self) -> None:
         self.fixtures = temp_dir(self, prefix="vcr-clients-") / "fixtures"
@@ -144,9 +113,9 @@ class ClientTestCase(unittest.TestCase):
 
 class ClaudeCodeTest(ClientTestCase):
     def claude(self, prompt: str) -> list[str]:
-        wrapper = self.modules / "@anthropic-ai" / "claude-code" / "cli-wrapper.cjs"
-        return [shutil.which("node") or "node", str(wrapper), "-p", prompt,
-                "--output-format", "json", "--allowedTools", "Bash"]  # fmt: skip
+        return claude_command(
+            self.modules, "-p", prompt, "--output-format", "json", "--allowedTools", "Bash"
+        )
 
     def result(self, output: str) -> dict[str, Any]:
         answer: dict[str, Any] = json.loads(output)

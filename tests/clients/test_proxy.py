@@ -24,7 +24,7 @@ import vcr_kit
 from tests.support.env import (
     entries,
     environ_without_vcr,
-    offline_prefix,
+    offline,
     patch_env,
     run_captured,
     start_server,
@@ -344,14 +344,6 @@ class CommandLineTest(ProxyTestCase):
         self.assertTrue(
             done.stderr.endswith("python -m vcr_kit run: error: no command given after --\n")
         )
-
-
-def offline() -> list[str]:
-    """``unshare -n`` with the loopback interface up (the proxy listens on it)."""
-    prefix = offline_prefix()
-    if not prefix:
-        return []
-    return [*prefix, "sh", "-c", 'ip link set lo up 2>/dev/null; exec "$@"', "sh"]
 
 
 def text_of(sse: str) -> str:

@@ -7,6 +7,9 @@ clients (``AnthropicBedrock``, ``AnthropicVertex``, ``AnthropicFoundry``, ...).
   ``p`` padding, ``message_stop`` with latency figures that differ on every call.
 - Google Vertex AI: ``POST /v1/projects/{p}/locations/{r}/publishers/anthropic/models/
   {model}:rawPredict`` (JSON) and ``:streamRawPredict`` (SSE).
+- Google's OAuth token endpoint, ``POST /token``: a service-account credentials file
+  (``google_credentials_file``) whose ``token_uri`` is this server gets
+  ``GOOGLE_TOKEN`` for its signed JWT assertion, through google-auth's own refresh.
 - Every other platform (Bedrock Mantle, Claude Platform on AWS, Claude on Google Cloud,
   Foundry): the Messages API shape at ``.../v1/messages`` under its own base path.
 
@@ -29,17 +32,28 @@ import threading
 import zlib
 from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 from tests.support.loopback_server import message_for, stream_events_for
 
-__all__ = ["AWS_KEY_ID", "AWS_SECRET", "FOUNDRY_KEY", "GOOGLE_TOKEN", "CloudServer", "frame"]
+__all__ = [
+    "AWS_KEY_ID",
+    "AWS_SECRET",
+    "FOUNDRY_KEY",
+    "GOOGLE_TOKEN",
+    "CloudServer",
+    "frame",
+    "google_credentials_file",
+]
 
 AWS_KEY_ID = "AKIAVCRKITTESTKEY001"
 AWS_SECRET = "vcr-kit-test-aws-secret-" + "s" * 16
 GOOGLE_TOKEN = "ya29.vcr-kit-test-google-token-0123456789"
 FOUNDRY_KEY = "foundry-test-key-" + "f" * 24
+GOOGLE_ACCOUNT = "vcr-kit-test@vcr-kit-test.iam.gserviceaccount.com"
+_JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
 _BEDROCK = re.compile(r"/model/(?P<model>[^/]+)/(?P<op>invoke|invoke-with-response-stream)")
 _VERTEX = re.compile(
@@ -102,6 +116,9 @@ class _Handler(BaseHTTPRequestHandler):
         path = urlsplit(self.path).path
         with self.server.owner.lock:
             self.server.owner.log.append((path, headers, raw))
+        if path == "/token":
+            self._token(parse_qs(raw.decode()))
+            return
         credential = _credential(headers)
         if credential is None:
             self._json(403, {"message": "The security token included in the request is invalid."})
@@ -128,6 +145,16 @@ class _Handler(BaseHTTPRequestHandler):
             self._sse(message)
         else:
             self._json(200, message)
+
+    def _token(self, form: dict[str, list[str]]) -> None:
+        """Google's token endpoint: a service account's signed assertion for a token."""
+        assertion = (form.get("assertion") or [""])[0]
+        claims = assertion.split(".")[1] if assertion.count(".") == 2 else ""
+        issuer = json.loads(base64.urlsafe_b64decode(claims + "==") or b"{}").get("iss")
+        if form.get("grant_type") != [_JWT_BEARER] or issuer != GOOGLE_ACCOUNT:
+            self._json(400, {"error": "invalid_grant"})
+            return
+        self._json(200, {"access_token": GOOGLE_TOKEN, "expires_in": 3600, "token_type": "Bearer"})
 
     def _start(self, status: int, content_type: str) -> None:
         self.send_response(status)
@@ -190,6 +217,32 @@ class _Handler(BaseHTTPRequestHandler):
             )
         self._start(200, "application/vnd.amazon.eventstream")
         self._chunked(pieces)
+
+
+def google_credentials_file(folder: Path, server_url: str) -> Path:
+    """A service-account credentials file (``GOOGLE_APPLICATION_CREDENTIALS``) with a
+    fresh key, whose tokens come from ``server_url``'s ``/token``."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    ).decode()
+    info = {
+        "type": "service_account",
+        "project_id": "vcr-kit-test",
+        "private_key_id": "vcr-kit-test-key",
+        "private_key": pem,
+        "client_email": GOOGLE_ACCOUNT,
+        "client_id": "1234567890",
+        "token_uri": f"{server_url}/token",
+    }
+    path = folder / "google-credentials.json"
+    path.write_text(json.dumps(info), encoding="utf-8")
+    return path
 
 
 class _Server(ThreadingHTTPServer):

@@ -14,6 +14,7 @@ they also run as scripts, where ``tests`` is not importable.
 
 from __future__ import annotations
 
+import importlib.util
 import multiprocessing
 import os
 import shutil
@@ -35,6 +36,8 @@ __all__ = [
     "VCR_ENV_VARS",
     "entries",
     "environ_without_vcr",
+    "installed",
+    "offline",
     "offline_prefix",
     "patch_env",
     "reordered",
@@ -151,6 +154,22 @@ def offline_prefix() -> list[str]:
         return []
     probe = subprocess.run([unshare, "-n", "true"], capture_output=True, check=False)
     return [unshare, "-n"] if probe.returncode == 0 else []
+
+
+def installed(module: str) -> bool:
+    """``module`` (dotted, ``google.auth``) can be imported here; not imported."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # a parent package (``google``) is missing
+        return False
+
+
+def offline() -> list[str]:
+    """``unshare -n`` with the loopback interface up (the proxy listens on it)."""
+    prefix = offline_prefix()
+    if not prefix:
+        return []
+    return [*prefix, "sh", "-c", 'ip link set lo up 2>/dev/null; exec "$@"', "sh"]
 
 
 def run_captured(

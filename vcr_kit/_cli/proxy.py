@@ -2,7 +2,8 @@
 
 ``serve`` prints ``vcr_kit proxy on http://127.0.0.1:PORT`` and serves until SIGINT or
 SIGTERM; ``run -- CMD ARGS...`` runs one command with ``ANTHROPIC_BASE_URL`` pointing
-at a proxy on a free port and exits with its status. Both print the run summary
+at a proxy on a free port (and, for Claude Code on Bedrock, Vertex or Foundry, that
+platform's base URL: ``_pointed_at``) and exits with its status. Both print the run summary
 when they stop. Exit 2 on a usage error, 1 when the proxy cannot start.
 """
 
@@ -18,9 +19,10 @@ import threading
 from collections.abc import Sequence
 from types import FrameType
 
-from .._core.config import bedrock_for_children
+from .._core.config import claude_code_clouds
 from .._core.credentials import REPLAY_API_KEY, with_stand_in_key
 from .._ledger.summary import print_summary, summary_line
+from .._seams.cloud_upstream import CHILD_PATHS
 from .._seams.proxy import Proxy, ProxyError
 from ..errors import ConfigError
 from ._common import add_store_options, mode_of
@@ -109,6 +111,21 @@ def serve_main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def _pointed_at(env: dict[str, str], cloud: str, url: str) -> dict[str, str]:
+    """``env`` with Claude Code's ``cloud`` base URL at the proxy and its own
+    authentication for that platform skipped: the proxy authenticates upstream itself
+    while recording, and a replay needs no credentials."""
+    child = {**env, f"CLAUDE_CODE_SKIP_{cloud.upper()}_AUTH": "1"}
+    child[f"ANTHROPIC_{cloud.upper()}_BASE_URL"] = url + CHILD_PATHS[cloud]
+    if cloud == "foundry":
+        # The SDK refuses a base URL and a resource at once. The key stays with the proxy:
+        # the child gets the stand-in, which the proxy drops (Claude Code 2.1.197 skipping
+        # its auth with no key fails: "Expected azureADTokenProvider ... to return a string").
+        child.pop("ANTHROPIC_FOUNDRY_RESOURCE", None)
+        child["ANTHROPIC_FOUNDRY_API_KEY"] = REPLAY_API_KEY
+    return child
+
+
 def run_main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m vcr_kit run",
@@ -134,8 +151,8 @@ def run_main(argv: Sequence[str] | None = None) -> int:
     env = {**os.environ, "ANTHROPIC_BASE_URL": proxy.url}
     if proxy.needs_stand_in_key(env):  # replay needs no key: the child gets the stand-in
         env = with_stand_in_key(env)
-    if bedrock_for_children():  # Claude Code on Bedrock: the proxy signs upstream itself
-        env.update(ANTHROPIC_BEDROCK_BASE_URL=proxy.url, CLAUDE_CODE_SKIP_BEDROCK_AUTH="1")
+    for cloud in claude_code_clouds():  # Claude Code on a cloud: the proxy authenticates
+        env = _pointed_at(env, cloud, proxy.url)
     signalled: list[int] = []
     try:
         try:

@@ -36,8 +36,11 @@ __all__ = [
     "allowed_secrets",
     "base_url",
     "base_url_set_to",
+    "bedrock_upstream",
+    "claude_code_clouds",
     "extra_pytest_args",
     "faults_from_environment",
+    "foundry_upstream",
     "host_variables",
     "in_ci",
     "in_tox",
@@ -50,6 +53,7 @@ __all__ = [
     "run_id_variable",
     "set_run_id",
     "summary_wanted",
+    "vertex_upstream",
 ]
 
 
@@ -339,10 +343,25 @@ def cloud_base_urls() -> tuple[tuple[str, str], ...]:
     return tuple((name, env[name]) for name in BASE_URL_VARIABLES if env.get(name))
 
 
-def bedrock_for_children() -> bool:
-    """``CLAUDE_CODE_USE_BEDROCK`` is set: Claude Code talks to Amazon Bedrock, at
-    ``ANTHROPIC_BEDROCK_BASE_URL``, not to ``ANTHROPIC_BASE_URL``."""
-    return os.environ.get("CLAUDE_CODE_USE_BEDROCK", "").strip().lower() in ("1", "true", "yes")
+#: The variable that tells Claude Code to use each cloud platform, by platform.
+_CLAUDE_CODE_CLOUDS: Final = (
+    ("bedrock", "CLAUDE_CODE_USE_BEDROCK"),
+    ("vertex", "CLAUDE_CODE_USE_VERTEX"),
+    ("foundry", "CLAUDE_CODE_USE_FOUNDRY"),
+)
+
+
+def claude_code_clouds() -> tuple[str, ...]:
+    """The cloud platforms (``bedrock``, ``vertex``, ``foundry``) whose
+    ``CLAUDE_CODE_USE_*`` variable is set: Claude Code then talks to that platform's
+    base URL, not to ``ANTHROPIC_BASE_URL``."""
+    # Claude Code's own reading of a yes: any other word is off, not an error.
+    env = os.environ
+    return tuple(
+        name
+        for name, variable in _CLAUDE_CODE_CLOUDS
+        if env.get(variable, "").strip().lower() in _TRUE_WORDS
+    )
 
 
 def bedrock_upstream() -> tuple[str, str, str]:
@@ -354,6 +373,24 @@ def bedrock_upstream() -> tuple[str, str, str]:
     given = (env.get("ANTHROPIC_BEDROCK_BASE_URL") or "").rstrip("/")
     runtime = given or f"https://bedrock-runtime.{region}.amazonaws.com"
     return runtime, given or f"https://bedrock.{region}.amazonaws.com", region
+
+
+def vertex_upstream() -> str:
+    """``ANTHROPIC_VERTEX_BASE_URL`` (without a trailing slash), "" when unset: then each
+    request goes to the host of the region in its own path."""
+    return (os.environ.get("ANTHROPIC_VERTEX_BASE_URL") or "").rstrip("/")
+
+
+def foundry_upstream() -> str:
+    """Microsoft Foundry's base URL: ``ANTHROPIC_FOUNDRY_BASE_URL``, else the
+    ``ANTHROPIC_FOUNDRY_RESOURCE``'s ``https://<resource>.services.ai.azure.com/anthropic``;
+    "" when neither is set."""
+    env = os.environ
+    given = (env.get("ANTHROPIC_FOUNDRY_BASE_URL") or "").strip().rstrip("/")
+    if given:
+        return given
+    resource = (env.get("ANTHROPIC_FOUNDRY_RESOURCE") or "").strip()
+    return f"https://{resource}.services.ai.azure.com/anthropic" if resource else ""
 
 
 def in_ci() -> bool:

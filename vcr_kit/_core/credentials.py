@@ -24,6 +24,7 @@ __all__ = [
     "SECRET_ENV_VARS",
     "credentials_in",
     "environment_key",
+    "foundry_api_key",
     "has_child_credentials",
     "has_real_credentials",
     "has_real_key",
@@ -160,6 +161,13 @@ def live_secrets(extra: Iterable[tuple[str, str]] = ()) -> list[tuple[str, str]]
     found = [(name, os.environ.get(name, "")) for name in SECRET_ENV_VARS]
     found.extend(extra)
     return [(label, value) for label, value in found if len(value) >= _MIN_SECRET_LENGTH]
+
+
+def foundry_api_key() -> str | None:
+    """This machine's ``ANTHROPIC_FOUNDRY_API_KEY``, or None (unset, or the stand-in a
+    replaying test is given)."""
+    key = os.environ.get(PLATFORM_KEY_VARS[0], "").strip()
+    return key if key and key != REPLAY_API_KEY else None
 
 
 def live_credential_headers() -> dict[str, str] | None:

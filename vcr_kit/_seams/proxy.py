@@ -30,7 +30,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
-from .._core.config import Mode, base_url, base_url_set_to, bedrock_upstream
+from .._core.config import Mode, base_url, base_url_set_to
 from .._core.credentials import has_child_credentials, has_real_key, stand_in_key_while
 from .._core.http_request import request_key
 from .._core.httplib import sdk_library
@@ -38,7 +38,7 @@ from .._engine.live import add_local_proxy, remove_local_proxy
 from .._engine.recorder import NOT_RECORDED, HttpRecorder
 from .._ledger.notes import Event, note
 from ..errors import VCRError
-from .aws_signing import signed_headers
+from .cloud_upstream import CloudUpstreams, without_client_credentials
 from .faults import decide
 from .forwarding import BodyForwarder, EventStreamForwarder, SseForwarder
 from .proxy_faults import STREAM_FAULTS, answer_before, plan_for, send_stream, whole_answer
@@ -111,8 +111,8 @@ class Proxy:
         # Resolved now, before a caller points ANTHROPIC_BASE_URL at this proxy.
         self.upstream = upstream or base_url() or DEFAULT_UPSTREAM
         self.upstream = self.upstream.rstrip("/")
-        #: Where Bedrock requests (Claude Code with CLAUDE_CODE_USE_BEDROCK) go, signed.
-        self.bedrock_url, self.bedrock_control_url, self.bedrock_region = bedrock_upstream()
+        #: Where Claude Code's Bedrock, Vertex and Foundry requests go, authenticated.
+        self.clouds = CloudUpstreams()
         self.log = log
         self.body_timeout = body_timeout
         self.recorder = HttpRecorder(mode=mode, fixtures_dir=fixtures_dir)
@@ -349,6 +349,11 @@ class _Exchange:
 
     def run(self) -> None:
         lib = self.proxy.lib
+        # A cloud request carries no key (CLAUDE_CODE_SKIP_*_AUTH), or a stand-in: the proxy
+        # authenticates it with this machine's credentials when it records.
+        cloud = self.proxy.clouds.serves(self.handler.path)
+        if cloud:
+            self.headers = without_client_credentials(self.headers)
         # Keyed on the path the client asked for, so names match the in-process client's;
         # not on this proxy's own address, which the recorder would leave to the proxy.
         request = lib.Request(
@@ -357,9 +362,7 @@ class _Exchange:
             headers=self.headers,
             content=self.body,
         )
-        # A Bedrock request carries no key (CLAUDE_CODE_SKIP_BEDROCK_AUTH): the proxy signs
-        # it with this machine's AWS credentials when it records.
-        real_key = has_real_key(request.headers) or _to_bedrock(request.url.path)
+        real_key = cloud or has_real_key(request.headers)
         recorder = self.proxy.recorder if real_key else self.proxy.keyless_recorder
         self.request, self.recorder = request, recorder
         injection = decide(request, recorder.settings.fixtures_dir, self.proxy.fault_plan)
@@ -429,12 +432,9 @@ class _Exchange:
         path = request.url.raw_path.decode("ascii")
         headers = [(k, v) for k, v in headers if k.lower() != "content-length"]
         url = self.proxy.upstream + path
-        if _to_bedrock(request.url.path):
-            is_runtime = request.url.path.startswith("/model/")
-            base = self.proxy.bedrock_url if is_runtime else self.proxy.bedrock_control_url
-            url = base + path
-            headers = signed_headers(
-                request.method, url, headers, request.content, self.proxy.bedrock_region
+        if self.proxy.clouds.serves(path):
+            url, headers = self.proxy.clouds.upstream(
+                request.method, path, headers, request.content
             )
         upstream = lib.Request(request.method, url, headers=headers, content=request.content)
         if not self.forward_live:  # a stream fault reshapes the whole answer: run sends it
@@ -465,12 +465,6 @@ class _Exchange:
         return lib.Response(
             response.status_code, headers=kept, content=b"".join(buffered), request=request
         )
-
-
-def _to_bedrock(path: str) -> bool:
-    """Claude Code on Bedrock: the runtime's ``/model/<id>/invoke...`` and the control
-    plane's ``/inference-profiles``, which it asks first."""
-    return path.startswith("/model/") or path.rstrip("/") == "/inference-profiles"
 
 
 @contextlib.contextmanager
