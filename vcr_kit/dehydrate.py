@@ -41,6 +41,7 @@ __all__ = [
     "disable_rule",
     "disable_rules_from_environment",
     "disabled_rules",
+    "fewest_literals",
     "enable_rule",
     "hydrate",
     "hydrate_json",
@@ -48,6 +49,7 @@ __all__ = [
     "map_strings",
     "normalize_for_token_count",
     "placeholders",
+    "rules_in_force",
     "user_rules",
 ]
 
@@ -424,6 +426,13 @@ def _prepared(
     return active, _resolve_paths(active, cwd, home)
 
 
+def rules_in_force() -> tuple[tuple[AnyRule, ...], tuple[tuple[str, str], ...]]:
+    """The rules a ``dehydrate`` now would apply and the paths it would replace: equal
+    values mean equal results, so a result may be kept while this stays equal."""
+    active, paths = _prepared(None, None, None)
+    return active, tuple(paths.items())
+
+
 def _dehydrate_with(s: str, rules: tuple[AnyRule, ...], paths: Paths) -> str:
     gate = _gate(rules, tuple(paths.items()))
     if gate is not None and not gate.search(s):
@@ -440,7 +449,21 @@ def _gate(
     """A regex that matches every string that some rule could change, or None when a
     rule has no literal to look for (then every string goes through every rule)."""
     literals = _gate_literals(rules, path_items)
-    return None if literals is None else _alternation(literals)
+    return None if literals is None else _alternation(fewest_literals(literals))
+
+
+def fewest_literals(literals: Iterable[str]) -> tuple[str, ...]:
+    """The fewest literals whose presence says the same as ``literals``: each once, and
+    none that holds another (a text holding ``duration_ms=`` holds ``duration_ms``).
+    Many rules share a trigger (the git rules) or hold another's (a config home under
+    the home folder): a text is searched once per literal, so each one dropped is a
+    pass over the request saved. Longest first: the alternation then prefers them."""
+    unique = sorted(set(literals), key=lambda literal: (-len(literal), literal))
+    return tuple(
+        literal
+        for literal in unique
+        if not any(other != literal and other in literal for other in unique)
+    )
 
 
 def _gate_literals(
@@ -574,7 +597,7 @@ def _text_literals(
     literals = _gate_literals(rules, path_items)
     if literals is None or not all(_JSON_INERT.fullmatch(literal) for literal in literals):
         return None
-    return literals
+    return fewest_literals(literals)
 
 
 # Characters that JSON writes as they are: no quote, backslash, control or non-ASCII.

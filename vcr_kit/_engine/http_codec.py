@@ -37,6 +37,8 @@ __all__ = [
     "passthrough",
     "rebuild_response",
     "render_frames",
+    "rendered_answer",
+    "response_of",
     "render_sse",
     "store_response",
     "store_response_with_ids",
@@ -252,13 +254,36 @@ def rebuild_response(
     Works on the serialized text: one ``json.dumps``, a substring check for
     placeholders (most answers have none), one regex for the ids.
     """
+    content, _hydrated = rendered_answer(stored)
+    return response_of(stored, content, request, fixture_stem=fixture_stem, live_ids=live_ids)
+
+
+def rendered_answer(stored: dict[str, Any]) -> tuple[str | bytes, bool]:
+    """The body of a stored answer as the wire had it, before the ids are given out,
+    and whether it was hydrated (then it holds this machine's paths: not to be kept
+    beyond this call). Otherwise it depends on ``stored`` alone, and may be kept for as
+    long as ``stored`` is unchanged."""
     content = _render(stored)
+    hydrated = False
     if isinstance(content, str) and any(token in content for token in placeholders()):
         stored = hydrate_json(stored)
         content = _render(stored)
+        hydrated = True
     if "events" in stored and has_joined_pieces(stored["events"]):
         # Split after hydrating: a placeholder split across pieces would not be seen.
         content = render_sse(split_pieces(stored["events"]))
+    return content, hydrated
+
+
+def response_of(
+    stored: dict[str, Any],
+    content: str | bytes,
+    request: httpx2.Request,
+    *,
+    fixture_stem: str = "",
+    live_ids: dict[str, str] | None = None,
+) -> httpx2.Response:
+    """The response for ``stored`` whose body ``rendered_answer`` gave as ``content``."""
     if isinstance(content, str):
         content = give_ids_text(content, fixture_stem, live_ids).encode("utf-8")
     if "frames" in stored:

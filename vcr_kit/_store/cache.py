@@ -1,0 +1,95 @@
+"""Fixtures read once per process: the parsed document of a file, kept while the file
+is the same file with the same bytes.
+
+Replay reads the same fixture again and again (a test run calls the same thing in many
+tests, a benchmark in a loop), and parsing a long conversation's fixture costs more
+than the SDK parsing its answer. A file is known unchanged by its ``stat``: device,
+inode, size, modification and change times in nanoseconds. Every write vcr_kit makes
+is a new inode (``os.replace``), and an edit in place moves ``st_ctime_ns``; a file
+that no longer matches is read again. Each cached fixture carries a ``memo``: what the
+engine derived from it once (its request's canonical bytes, its rendered answer), valid
+exactly as long as the document is.
+
+Bounded: the most recently used fixtures only, and no file larger than
+``MAX_CACHED_BYTES`` (a large answer is read each time rather than held).
+
+I/O only; nothing here decides whether a fixture is served.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from .._core.schema import Document
+from ..errors import VCRError
+from .files import read_fixture_bytes, parse_document
+
+__all__ = ["MAX_CACHED_BYTES", "MAX_CACHED_FILES", "CachedFixture", "cached_fixture", "forget"]
+
+#: Fixtures kept parsed at once (the least recently used one goes first).
+MAX_CACHED_FILES: Final = 256
+#: A file larger than this is never kept: its parse would stay in memory for the run.
+MAX_CACHED_BYTES: Final = 4 * 1024 * 1024
+
+_Identity = tuple[int, int, int, int, int]
+
+
+@dataclass(eq=False)
+class CachedFixture:
+    """One fixture as parsed, and what the engine derived from it (``memo``). The
+    document is shared: nobody may change it."""
+
+    doc: Document
+    memo: dict[str, Any] = field(default_factory=dict)
+
+
+_cache: OrderedDict[Path, tuple[_Identity, CachedFixture]] = OrderedDict()
+_lock = threading.Lock()
+
+
+def _identity(info: os.stat_result) -> _Identity:
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+def cached_fixture(path: Path) -> CachedFixture | None:
+    """The fixture at ``path`` parsed, from the cache when the file is unchanged; None
+    when there is no usable one (no file, not a regular file, too large to keep, not
+    readable or not a fixture: the caller's ordinary read then says what is wrong)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_CACHED_BYTES:
+        return None
+    identity = _identity(info)
+    with _lock:
+        entry = _cache.get(path)
+        if entry is not None and entry[0] == identity:
+            _cache.move_to_end(path)
+            return entry[1]
+    try:
+        data = read_fixture_bytes(path, MAX_CACHED_BYTES)
+        doc = parse_document(data, path)
+    except (OSError, VCRError):
+        return None
+    if len(data) != info.st_size:  # changed between the stat and the read: not kept
+        return CachedFixture(doc)
+    fixture = CachedFixture(doc)
+    with _lock:
+        _cache[path] = (identity, fixture)
+        _cache.move_to_end(path)
+        while len(_cache) > MAX_CACHED_FILES:
+            _cache.popitem(last=False)
+    return fixture
+
+
+def forget() -> None:
+    """Drop every cached fixture (tests that rewrite files within one clock tick)."""
+    with _lock:
+        _cache.clear()
