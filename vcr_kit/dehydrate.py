@@ -197,7 +197,13 @@ def _default_config_home(home: str | None) -> str:
 
 def cwd_slug(cwd: str | None = None) -> str:
     """The cwd as a one-segment slug (``/home/u/proj`` -> ``-home-u-proj``)."""
-    return re.sub(r"[^A-Za-z0-9]", "-", os.getcwd() if cwd is None else cwd)
+    return _slug(os.getcwd() if cwd is None else cwd)
+
+
+@lru_cache(maxsize=8)
+def _slug(path: str) -> str:
+    # Cached per folder: this runs for every key and every replay.
+    return re.sub(r"[^A-Za-z0-9]", "-", path)
 
 
 CONFIG_HOME_RULE: Final = PathRule("config_home", "[CONFIG_HOME]", config_home)
@@ -207,6 +213,12 @@ CWD_SLUG_RULE: Final = PathRule("cwd_slug", "[CWD_SLUG]", cwd_slug)
 
 def home_dir() -> str:
     """This user's home folder (``$HOME``)."""
+    return _home_of(os.environ.get("HOME"))
+
+
+@lru_cache(maxsize=8)
+def _home_of(home: str | None) -> str:
+    # Cached per $HOME (``expanduser`` reads it, or the password database without it).
     return os.path.expanduser("~")
 
 
@@ -415,7 +427,13 @@ def _resolve_paths(rules: Iterable[AnyRule], cwd: str | None, home: str | None) 
         "config_home": home,
         "cwd_slug": None if cwd is None else cwd_slug(cwd),
     }
-    return {rule.name: rule.path(given) for rule in rules if isinstance(rule, PathRule)}
+    return {rule.name: rule.path(given) for rule in _path_rules(tuple(rules))}
+
+
+@lru_cache(maxsize=32)
+def _path_rules(rules: tuple[AnyRule, ...]) -> tuple[PathRule, ...]:
+    # Picked out once per set of rules: this runs for every key and every replay.
+    return tuple(rule for rule in rules if isinstance(rule, PathRule))
 
 
 def _prepared(

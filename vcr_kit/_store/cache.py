@@ -49,7 +49,8 @@ class CachedFixture:
     memo: dict[str, Any] = field(default_factory=dict)
 
 
-_cache: OrderedDict[Path, tuple[_Identity, CachedFixture]] = OrderedDict()
+#: Keyed by the path as text: hashing a ``Path`` costs more than the ``stat``.
+_cache: OrderedDict[str, tuple[_Identity, CachedFixture]] = OrderedDict()
 _lock = threading.Lock()
 
 
@@ -61,17 +62,18 @@ def cached_fixture(path: Path) -> CachedFixture | None:
     """The fixture at ``path`` parsed, from the cache when the file is unchanged; None
     when there is no usable one (no file, not a regular file, too large to keep, not
     readable or not a fixture: the caller's ordinary read then says what is wrong)."""
+    key = str(path)
     try:
-        info = os.stat(path)
+        info = os.stat(key)
     except OSError:
         return None
     if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_CACHED_BYTES:
         return None
     identity = _identity(info)
     with _lock:
-        entry = _cache.get(path)
+        entry = _cache.get(key)
         if entry is not None and entry[0] == identity:
-            _cache.move_to_end(path)
+            _cache.move_to_end(key)
             return entry[1]
     try:
         data = read_fixture_bytes(path, MAX_CACHED_BYTES)
@@ -82,8 +84,8 @@ def cached_fixture(path: Path) -> CachedFixture | None:
         return CachedFixture(doc)
     fixture = CachedFixture(doc)
     with _lock:
-        _cache[path] = (identity, fixture)
-        _cache.move_to_end(path)
+        _cache[key] = (identity, fixture)
+        _cache.move_to_end(key)
         while len(_cache) > MAX_CACHED_FILES:
             _cache.popitem(last=False)
     return fixture
