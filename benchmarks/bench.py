@@ -177,6 +177,31 @@ def recording(calls: int, rounds: int, latency: float = 0.05) -> tuple[float, fl
         return tuple(interleaved([lambda: run(plain), lambda: run(recorded)], rounds))  # type: ignore[return-value]
 
 
+def memory_rows(sizes: tuple[int, ...]) -> list[Row]:
+    """Peak memory while replaying and recording answers of ``sizes`` MB (goal: <= 3x)."""
+    rows: list[Row] = []
+    for size in sizes:
+        ratios = memory.measure(size)
+        for what in ("replay", "record"):
+            rows.append(("6 memory", f"{size} MB answer, {what}", "vcr_kit", f"{size} MB",
+                         f"{ratios[what] * size:.0f} MB", f"{ratios[what]:.2f}x (<= 3.00x)",
+                         verdict(ratios[what], 3.0)))
+        rows.append(("6 memory", f"{size} MB answer, the SDK's own parse (for scale)", "SDK",
+                     f"{size} MB", f"{ratios['SDK parse'] * size:.0f} MB",
+                     f"{ratios['SDK parse']:.2f}x", "-"))
+    return rows
+
+
+def print_table(rows: list[Row]) -> None:
+    headers = ("goal", "case", "tool", "floor", "tool's time", "ratio (target)", "verdict")
+    widths = [max(len(str(r[i])) for r in [headers, *rows]) for i in range(len(headers))]
+    line = " | ".join(f"{{:<{w}}}" for w in widths)
+    print("| " + line.format(*headers) + " |")
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for row in rows:
+        print("| " + line.format(*row) + " |")
+
+
 def verdict(ratio: float, target: float) -> str:
     return "met" if ratio <= target else f"missed by {ratio / target - 1:.0%}"
 
@@ -247,23 +272,9 @@ def main(argv: list[str] | None = None) -> int:
                  "met" if vcr - base <= 0.06 else "missed"))
     base, vcr = recording(5 if args.quick else 20, rounds)
     add("5 recording", "50 ms answer, write + fsync", base, vcr, 1.05, unit="ms")
-    for size in (1, 20) if args.quick else (1, 20, 100):
-        ratios = memory.measure(size)
-        for what in ("replay", "record"):
-            rows.append(("6 memory", f"{size} MB answer, {what}", "vcr_kit", f"{size} MB",
-                         f"{ratios[what] * size:.0f} MB", f"{ratios[what]:.2f}x (<= 3.00x)",
-                         verdict(ratios[what], 3.0)))
-        rows.append(("6 memory", f"{size} MB answer, the SDK's own parse (for scale)", "SDK",
-                     f"{size} MB", f"{ratios['SDK parse'] * size:.0f} MB",
-                     f"{ratios['SDK parse']:.2f}x", "-"))
+    rows.extend(memory_rows((1, 20) if args.quick else (1, 20, 100)))
 
-    headers = ("goal", "case", "tool", "floor", "tool's time", "ratio (target)", "verdict")
-    widths = [max(len(str(r[i])) for r in [headers, *rows]) for i in range(len(headers))]
-    line = " | ".join(f"{{:<{w}}}" for w in widths)
-    print("| " + line.format(*headers) + " |")
-    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    for row in rows:
-        print("| " + line.format(*row) + " |")
+    print_table(rows)
     print(f"per-call extra cost growth: {per_kb:.2f} us per KB of request "
           f"(one pass over the bytes is about 0.5 us/KB here)")
     if status["vcrpy"] is None and others.version("pytest-recording") is None:

@@ -48,7 +48,11 @@ EVERY_LITERAL = [
 ]
 #: Literals cut short too: a text holding half of one must not pass for holding it.
 PIECES = sorted(
-    {*EVERY_LITERAL, *(lit[: len(lit) // 2] for lit in EVERY_LITERAL), *(lit[1:] for lit in EVERY_LITERAL)}
+    {
+        *EVERY_LITERAL,
+        *(lit[: len(lit) // 2] for lit in EVERY_LITERAL),
+        *(lit[1:] for lit in EVERY_LITERAL),
+    }
 )
 texts = st.lists(
     st.one_of(st.text(max_size=6), st.sampled_from(PIECES), st.sampled_from(["7", "\n", '"'])),

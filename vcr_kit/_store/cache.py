@@ -28,9 +28,9 @@ from typing import Any, Final
 
 from .._core.schema import Document
 from ..errors import VCRError
-from .files import read_fixture_bytes, parse_document
+from .files import parse_document, read_fixture_bytes
 
-__all__ = ["MAX_CACHED_BYTES", "MAX_CACHED_FILES", "CachedFixture", "cached_fixture", "forget"]
+__all__ = ["MAX_CACHED_BYTES", "MAX_CACHED_FILES", "CachedFixture", "cached_fixture"]
 
 #: Fixtures kept parsed at once (the least recently used one goes first).
 MAX_CACHED_FILES: Final = 256
@@ -89,9 +89,3 @@ def cached_fixture(path: Path) -> CachedFixture | None:
         while len(_cache) > MAX_CACHED_FILES:
             _cache.popitem(last=False)
     return fixture
-
-
-def forget() -> None:
-    """Drop every cached fixture (tests that rewrite files within one clock tick)."""
-    with _lock:
-        _cache.clear()
