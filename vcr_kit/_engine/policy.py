@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 from .._core.config import Mode, Settings
 from .._core.paths import display_path
 from .._core.schema import Document, problems, stored_name
+from .._store.cache import cached_fixture
 from .._store.files import (
     check_before_paying,
     read_document,
@@ -25,7 +26,6 @@ from .._store.files import (
     unreadable,
     unusable_folder,
 )
-from .._store.cache import cached_fixture
 from .._store.locks import POLL_SECONDS, LockWait
 from ..errors import FixtureCorruptError, FixtureMissingError
 from .misses import near_miss_hint, replay_missing_message
