@@ -254,8 +254,11 @@ def rebuild_response(
     Works on the serialized text: one ``json.dumps``, a substring check for
     placeholders (most answers have none), one regex for the ids.
     """
-    content, _hydrated = rendered_answer(stored)
-    return response_of(stored, content, request, fixture_stem=fixture_stem, live_ids=live_ids)
+    # Not bound to a name here: ``response_of`` drops the rendered text as soon as it
+    # has the ids in it, so the bytes made from it are not held beside it.
+    return response_of(
+        stored, rendered_answer(stored)[0], request, fixture_stem=fixture_stem, live_ids=live_ids
+    )
 
 
 def rendered_answer(stored: dict[str, Any]) -> tuple[str | bytes, bool]:
@@ -285,7 +288,10 @@ def response_of(
 ) -> httpx2.Response:
     """The response for ``stored`` whose body ``rendered_answer`` gave as ``content``."""
     if isinstance(content, str):
-        content = give_ids_text(content, fixture_stem, live_ids).encode("utf-8")
+        text = give_ids_text(content, fixture_stem, live_ids)
+        del content  # the caller keeps no copy (see rebuild_response): freed here
+        content = text.encode("utf-8")
+        del text
     if "frames" in stored:
         content = render_frames(json.loads(content))
     headers = dict(stored.get("headers") or {})
