@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Final
 from .._core.aws_eventstream import CONTENT_TYPE as _EVENT_STREAM
 from .._core.aws_eventstream import HeaderValue, decode_frames, encode_frames
 from .._core.httplib import library_of
-from .._core.ids import give_ids_text, stabilizer
+from .._core.ids import give_ids_bytes, stabilizer
 from .._core.storable import answer_refusal
 from .._ledger.cost import usage_entries
 from ..dehydrate import dehydrate, dehydrate_json, hydrate_json, placeholders
@@ -254,8 +254,8 @@ def rebuild_response(
     Works on the serialized text: one ``json.dumps``, a substring check for
     placeholders (most answers have none), one regex for the ids.
     """
-    # Not bound to a name here: ``response_of`` drops the rendered text as soon as it
-    # has the ids in it, so the bytes made from it are not held beside it.
+    # Not bound to a name here: ``response_of`` drops the rendered text as soon as its
+    # bytes are made.
     return response_of(
         stored, rendered_answer(stored)[0], request, fixture_stem=fixture_stem, live_ids=live_ids
     )
@@ -288,10 +288,9 @@ def response_of(
 ) -> httpx2.Response:
     """The response for ``stored`` whose body ``rendered_answer`` gave as ``content``."""
     if isinstance(content, str):
-        text = give_ids_text(content, fixture_stem, live_ids)
-        del content  # the caller keeps no copy (see rebuild_response): freed here
-        content = text.encode("utf-8")
-        del text
+        # Written as bytes piece by piece: the rendered text and its bytes are all a
+        # large answer costs here, not also a second text with the ids in it.
+        content = give_ids_bytes(content, fixture_stem, live_ids)
     if "frames" in stored:
         content = render_frames(json.loads(content))
     headers = dict(stored.get("headers") or {})
