@@ -10,7 +10,8 @@ that no longer matches is read again. Each cached fixture carries a ``memo``: wh
 engine derived from it once (its request's canonical bytes, its rendered answer), valid
 exactly as long as the document is.
 
-Bounded: the most recently used fixtures only, and no file larger than
+Bounded: the most recently used fixtures only, at most ``MAX_CACHED_FILES`` of them
+and ``MAX_CACHED_TOTAL`` bytes of files together, and no file larger than
 ``MAX_CACHED_BYTES`` (a large answer is read each time rather than held).
 
 I/O only; nothing here decides whether a fixture is served.
@@ -30,12 +31,20 @@ from .._core.schema import Document
 from ..errors import VCRError
 from .files import parse_document, read_fixture_bytes
 
-__all__ = ["MAX_CACHED_BYTES", "MAX_CACHED_FILES", "CachedFixture", "cached_fixture"]
+__all__ = [
+    "MAX_CACHED_BYTES",
+    "MAX_CACHED_FILES",
+    "MAX_CACHED_TOTAL",
+    "CachedFixture",
+    "cached_fixture",
+]
 
 #: Fixtures kept parsed at once (the least recently used one goes first).
 MAX_CACHED_FILES: Final = 256
 #: A file larger than this is never kept: its parse would stay in memory for the run.
 MAX_CACHED_BYTES: Final = 4 * 1024 * 1024
+#: The files kept, together (a proxy serving a whole suite runs for long).
+MAX_CACHED_TOTAL: Final = 64 * 1024 * 1024
 
 _Identity = tuple[int, int, int, int, int]
 
@@ -52,6 +61,7 @@ class CachedFixture:
 #: Keyed by the path as text: hashing a ``Path`` costs more than the ``stat``.
 _cache: OrderedDict[str, tuple[_Identity, CachedFixture]] = OrderedDict()
 _lock = threading.Lock()
+_total = [0]  # the sizes of the files kept, together
 
 
 def _identity(info: os.stat_result) -> _Identity:
@@ -84,8 +94,11 @@ def cached_fixture(path: Path) -> CachedFixture | None:
         return CachedFixture(doc)
     fixture = CachedFixture(doc)
     with _lock:
+        old = _cache.pop(key, None)
+        if old is not None:
+            _total[0] -= old[0][2]
         _cache[key] = (identity, fixture)
-        _cache.move_to_end(key)
-        while len(_cache) > MAX_CACHED_FILES:
-            _cache.popitem(last=False)
+        _total[0] += info.st_size
+        while len(_cache) > MAX_CACHED_FILES or _total[0] > MAX_CACHED_TOTAL:
+            _total[0] -= _cache.popitem(last=False)[1][0][2]
     return fixture
