@@ -33,7 +33,7 @@ from ..errors import VCRError
 from .http_codec import rendered_answer
 from .policy import served
 
-__all__ = ["Prepared", "prepared_replay", "rendered"]
+__all__ = ["Prepared", "answer_head", "fixture_usage", "prepared_replay", "rendered"]
 
 Prepared = tuple[Path, CachedFixture]
 
@@ -44,11 +44,25 @@ def prepared_replay(folder: Path, parts: RequestParts) -> Prepared | None:
     name, data = undehydrated_key(parts)
     path = folder / name
     fixture = cached_fixture(path)
-    if fixture is None or _request_bytes(fixture) != data:
+    if fixture is None:
         return None
-    if not _left_as_is(fixture) or not _replays(path, fixture):
+    facts = _facts(path, fixture)
+    if facts is None or facts["request_bytes"] != data or not _left_as_is(fixture):
         return None
     return path, fixture
+
+
+def answer_head(fixture: CachedFixture) -> dict[str, Any]:
+    """The stored answer without its body (status, headers; frames of an event stream):
+    what rebuilding a response takes besides ``rendered``."""
+    head: dict[str, Any] = fixture.memo["facts"]["head"]
+    return head
+
+
+def fixture_usage(fixture: CachedFixture) -> list[Any]:
+    """The fixture's usage entries (for the ledger)."""
+    entries: list[Any] = fixture.memo["facts"]["usage"]
+    return entries
 
 
 def rendered(fixture: CachedFixture) -> str | bytes:
@@ -65,15 +79,29 @@ def rendered(fixture: CachedFixture) -> str | bytes:
     return content
 
 
-def _request_bytes(fixture: CachedFixture) -> bytes | None:
+def _facts(path: Path, fixture: CachedFixture) -> dict[str, Any] | None:
+    """What replay needs of a fixture besides its answer's body, found in one parse:
+    its request's canonical bytes, its answer's head, its usage; None when the policy
+    would not serve it (its shape does not fit an HTTP replay)."""
     memo = fixture.memo
-    if "request_bytes" not in memo:
+    if "facts" not in memo:
+        doc = fixture.doc
         try:
-            memo["request_bytes"] = canonical_json(fixture.doc.get("request"))
-        except (TypeError, ValueError, RecursionError):
-            memo["request_bytes"] = None
-    data: bytes | None = memo["request_bytes"]
-    return data
+            served(path, doc, "http", doc["request"])
+            response = doc["response"]
+            memo["facts"] = {
+                "request_bytes": canonical_json(doc["request"]),
+                "head": {k: v for k, v in response.items() if k in _HEAD},
+                "usage": doc.get("usage") or [],
+            }
+        except (VCRError, KeyError, TypeError, ValueError, AttributeError, RecursionError):
+            memo["facts"] = None
+    facts: dict[str, Any] | None = memo["facts"]
+    return facts
+
+
+#: The parts of a stored answer ``response_of`` reads besides the rendered body.
+_HEAD = ("status", "headers", "frames")
 
 
 def _left_as_is(fixture: CachedFixture) -> bool:
@@ -91,15 +119,3 @@ def _left_as_is(fixture: CachedFixture) -> bool:
         result = False
     fixture.memo["left_as_is"] = (state, result)
     return result
-
-
-def _replays(path: Path, fixture: CachedFixture) -> bool:
-    """Whether the policy serves the fixture (its shape fits an HTTP replay)."""
-    if "replays" not in fixture.memo:
-        try:
-            served(path, fixture.doc, "http", fixture.doc["request"])
-            fixture.memo["replays"] = True
-        except (VCRError, KeyError, TypeError, AttributeError):
-            fixture.memo["replays"] = False
-    ok: bool = fixture.memo["replays"]
-    return ok

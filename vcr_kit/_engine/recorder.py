@@ -43,7 +43,7 @@ from .http_codec import (
 from .live import live_call, to_local_proxy
 from .misses import keyless_missing_message, near_miss_hint
 from .policy import Outcome, replay_or_record
-from .prepared import prepared_replay, rendered
+from .prepared import answer_head, fixture_usage, prepared_replay, rendered
 from .steps import Steps, run_awaiting, run_blocking
 
 if TYPE_CHECKING:  # at run time a request may be httpx2's or httpx's (anthropic 0.x): same API
@@ -225,14 +225,13 @@ class HttpRecorder:
         self, path: Path, fixture: CachedFixture, request: httpx2.Request
     ) -> httpx2.Response:
         """The answer of a fixture ``prepared_replay`` found, rendered once per process."""
-        doc = fixture.doc
         try:
             response = response_of(
-                doc["response"], rendered(fixture), request, fixture_stem=path.stem
+                answer_head(fixture), rendered(fixture), request, fixture_stem=path.stem
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise unreadable(path, f"{type(exc).__name__}: {exc}") from exc
-        note(Event.REPLAYED, path, usage=doc.get("usage") or ())
+        note(Event.REPLAYED, path, usage=fixture_usage(fixture))
         return response
 
     def _own_fault(self, exc: Exception, request: httpx2.Request) -> VCRError:

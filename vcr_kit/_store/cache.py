@@ -1,5 +1,5 @@
-"""Fixtures read once per process: the parsed document of a file, kept while the file
-is the same file with the same bytes.
+"""Fixtures read once per process: a file's bytes, known to parse, kept while the file is
+the same file with the same bytes.
 
 Replay reads the same fixture again and again (a test run calls the same thing in many
 tests, a benchmark in a loop), and parsing a long conversation's fixture costs more
@@ -51,11 +51,19 @@ _Identity = tuple[int, int, int, int, int]
 
 @dataclass(eq=False)
 class CachedFixture:
-    """One fixture as parsed, and what the engine derived from it (``memo``). The
-    document is shared: nobody may change it."""
+    """One fixture's bytes (known to parse), and what the engine derived from them
+    (``memo``). The bytes are kept, not the parsed document: a long conversation's
+    document is thousands of objects that every garbage collection would walk for as
+    long as the process runs; ``doc`` parses them again when asked."""
 
-    doc: Document
+    path: Path
+    data: bytes
     memo: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def doc(self) -> Document:
+        """The document, parsed now (a new one each time: it may be changed)."""
+        return parse_document(self.data, self.path)
 
 
 #: Keyed by the path as text: hashing a ``Path`` costs more than the ``stat``.
@@ -87,12 +95,12 @@ def cached_fixture(path: Path) -> CachedFixture | None:
             return entry[1]
     try:
         data = read_fixture_bytes(path, MAX_CACHED_BYTES)
-        doc = parse_document(data, path)
+        parse_document(data, path)  # only a fixture that parses is kept
     except (OSError, VCRError):
         return None
+    fixture = CachedFixture(path, data)
     if len(data) != info.st_size:  # changed between the stat and the read: not kept
-        return CachedFixture(doc)
-    fixture = CachedFixture(doc)
+        return fixture
     with _lock:
         old = _cache.pop(key, None)
         if old is not None:
