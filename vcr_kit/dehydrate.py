@@ -42,12 +42,14 @@ __all__ = [
     "disable_rules_from_environment",
     "disabled_rules",
     "enable_rule",
+    "fewest_literals",
     "hydrate",
     "hydrate_json",
     "json_text_may_change",
     "map_strings",
     "normalize_for_token_count",
     "placeholders",
+    "rules_in_force",
     "user_rules",
 ]
 
@@ -195,7 +197,13 @@ def _default_config_home(home: str | None) -> str:
 
 def cwd_slug(cwd: str | None = None) -> str:
     """The cwd as a one-segment slug (``/home/u/proj`` -> ``-home-u-proj``)."""
-    return re.sub(r"[^A-Za-z0-9]", "-", os.getcwd() if cwd is None else cwd)
+    return _slug(os.getcwd() if cwd is None else cwd)
+
+
+@lru_cache(maxsize=8)
+def _slug(path: str) -> str:
+    # Cached per folder: this runs for every key and every replay.
+    return re.sub(r"[^A-Za-z0-9]", "-", path)
 
 
 CONFIG_HOME_RULE: Final = PathRule("config_home", "[CONFIG_HOME]", config_home)
@@ -205,6 +213,12 @@ CWD_SLUG_RULE: Final = PathRule("cwd_slug", "[CWD_SLUG]", cwd_slug)
 
 def home_dir() -> str:
     """This user's home folder (``$HOME``)."""
+    return _home_of(os.environ.get("HOME"))
+
+
+@lru_cache(maxsize=8)
+def _home_of(home: str | None) -> str:
+    # Cached per $HOME (``expanduser`` reads it, or the password database without it).
     return os.path.expanduser("~")
 
 
@@ -413,7 +427,13 @@ def _resolve_paths(rules: Iterable[AnyRule], cwd: str | None, home: str | None) 
         "config_home": home,
         "cwd_slug": None if cwd is None else cwd_slug(cwd),
     }
-    return {rule.name: rule.path(given) for rule in rules if isinstance(rule, PathRule)}
+    return {rule.name: rule.path(given) for rule in _path_rules(tuple(rules))}
+
+
+@lru_cache(maxsize=32)
+def _path_rules(rules: tuple[AnyRule, ...]) -> tuple[PathRule, ...]:
+    # Picked out once per set of rules: this runs for every key and every replay.
+    return tuple(rule for rule in rules if isinstance(rule, PathRule))
 
 
 def _prepared(
@@ -422,6 +442,13 @@ def _prepared(
     """The rules in force and their paths, resolved once for a whole call."""
     active = tuple(_active_rules(rules))
     return active, _resolve_paths(active, cwd, home)
+
+
+def rules_in_force() -> tuple[tuple[AnyRule, ...], tuple[tuple[str, str], ...]]:
+    """The rules a ``dehydrate`` now would apply and the paths it would replace: equal
+    values mean equal results, so a result may be kept while this stays equal."""
+    active, paths = _prepared(None, None, None)
+    return active, tuple(paths.items())
 
 
 def _dehydrate_with(s: str, rules: tuple[AnyRule, ...], paths: Paths) -> str:
@@ -440,7 +467,21 @@ def _gate(
     """A regex that matches every string that some rule could change, or None when a
     rule has no literal to look for (then every string goes through every rule)."""
     literals = _gate_literals(rules, path_items)
-    return None if literals is None else _alternation(literals)
+    return None if literals is None else _alternation(fewest_literals(literals))
+
+
+def fewest_literals(literals: Iterable[str]) -> tuple[str, ...]:
+    """The fewest literals whose presence says the same as ``literals``: each once, and
+    none that holds another (a text holding ``duration_ms=`` holds ``duration_ms``).
+    Many rules share a trigger (the git rules) or hold another's (a config home under
+    the home folder): a text is searched once per literal, so each one dropped is a
+    pass over the request saved. Longest first: the alternation then prefers them."""
+    unique = sorted(set(literals), key=lambda literal: (-len(literal), literal))
+    return tuple(
+        literal
+        for literal in unique
+        if not any(other != literal and other in literal for other in unique)
+    )
 
 
 def _gate_literals(
@@ -574,7 +615,7 @@ def _text_literals(
     literals = _gate_literals(rules, path_items)
     if literals is None or not all(_JSON_INERT.fullmatch(literal) for literal in literals):
         return None
-    return literals
+    return fewest_literals(literals)
 
 
 # Characters that JSON writes as they are: no quote, backslash, control or non-ASCII.

@@ -13,17 +13,17 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from ..dehydrate import dehydrate_json, json_text_may_change
 from .httplib import library_of
 from .ids import live_ids_in, quoted_tokens
-from .keys import http_name
+from .keys import canonical_json, http_name, http_name_of
 
 if TYPE_CHECKING:  # at run time a request may be httpx2's or httpx's (anthropic 0.x): same API
     import httpx2
 
-__all__ = ["request_key", "with_live_ids"]
+__all__ = ["RequestParts", "request_key", "request_parts", "undehydrated_key", "with_live_ids"]
 
 #: Request headers that change what the API answers (and so belong in the key).
 _KEYED_HEADERS: Final = ("anthropic-beta",)
@@ -37,18 +37,37 @@ def _refuse_constant(name: str) -> Any:
     raise _NotFinite(name)
 
 
-def request_key(request: httpx2.Request) -> tuple[str, dict[str, Any]]:
-    """The fixture name and the stored (dehydrated) form of ``request``."""
+class RequestParts(NamedTuple):
+    """A request read once: its stored form before any dehydrate rule, whether its body
+    is known to hold no NaN or infinity, and the body's text (None when not JSON)."""
+
+    stored: dict[str, Any]
+    finite: bool
+    text: str | None
+    #: Whether the body holds a float (the key's canonical JSON then checks its spelling).
+    floats: bool = True
+
+
+def request_parts(request: httpx2.Request) -> RequestParts:
+    """``request`` parsed into its stored form, no rule applied yet (``request_key``
+    applies them; replay first tries the fixture of the form as it is)."""
     body_bytes = request.content
     body: Any
     finite = True
+    text: str | None = None
+    floats: list[str] = []  # every float the parser met: most requests have none
+
+    def parse_float(spelled: str) -> float:
+        floats.append(spelled)
+        return float(spelled)
+
     if not body_bytes:
         body = None
     else:
         try:
             text = quoted_tokens(body_bytes.decode("utf-8"))
             try:  # NaN refused here: the key's canonical JSON can then skip looking for it
-                body = json.loads(text, parse_constant=_refuse_constant)
+                body = json.loads(text, parse_constant=_refuse_constant, parse_float=parse_float)
             except _NotFinite:
                 finite = False
                 body = json.loads(text)
@@ -56,10 +75,9 @@ def request_key(request: httpx2.Request) -> tuple[str, dict[str, Any]]:
                 # user and session ids (Claude Code sends a random session per run): noise
                 # to the answer, so neither keyed nor stored.
                 body = {k: v for k, v in body.items() if k != "metadata"}
-            if json_text_may_change(text):  # most requests: one scan, no walk
-                body = dehydrate_json(body)
         except (UnicodeDecodeError, json.JSONDecodeError):
             # Not JSON (a file upload): key on the bytes, store only their hash.
+            text = None
             body = {"sha1": hashlib.sha1(body_bytes, usedforsecurity=False).hexdigest()}
     path = quoted_tokens(request.url.path)  # GET /v1/messages/batches/<id>
     stored: dict[str, Any] = {"method": request.method, "path": path, "body": body}
@@ -69,7 +87,31 @@ def request_key(request: httpx2.Request) -> tuple[str, dict[str, Any]]:
     for header in _KEYED_HEADERS:
         if header in request.headers:
             stored[header] = request.headers[header]
-    return http_name(request.method, path, stored, finite=finite), stored
+    return RequestParts(stored, finite, text, floats=bool(floats) or not finite)
+
+
+def undehydrated_key(parts: RequestParts) -> tuple[str, bytes]:
+    """The name ``parts`` would have if no rule changed it, and the canonical bytes it
+    was hashed from (what a fixture's stored request is compared with, byte for byte)."""
+    stored = parts.stored
+    data = canonical_json(stored, finite=parts.finite, floats=parts.floats)
+    return http_name_of(stored["method"], stored["path"], data), data
+
+
+def request_key(
+    request: httpx2.Request, parts: RequestParts | None = None
+) -> tuple[str, dict[str, Any]]:
+    """The fixture name and the stored (dehydrated) form of ``request`` (``parts``:
+    the request already parsed by ``request_parts``)."""
+    if parts is None:
+        parts = request_parts(request)
+    stored = parts.stored
+    if parts.text is not None and json_text_may_change(parts.text):  # most: one scan, no walk
+        stored = {**stored, "body": dehydrate_json(stored["body"])}
+    name = http_name(
+        stored["method"], stored["path"], stored, finite=parts.finite, floats=parts.floats
+    )
+    return name, stored
 
 
 def with_live_ids(request: httpx2.Request) -> httpx2.Request:

@@ -25,6 +25,7 @@ The registry is process-wide: a conversation may span threads and event loops.
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import re
 import threading
@@ -35,6 +36,7 @@ __all__ = [
     "ID_PREFIXES",
     "TOOL_PREFIXES",
     "forget",
+    "give_ids_bytes",
     "give_ids_text",
     "live_ids_in",
     "quoted_tokens",
@@ -196,6 +198,39 @@ def give_ids_text(text: str, fixture_stem: str, live: dict[str, str] | None = No
     for (for what a later recording sends to the API)."""
     if "_vcr" not in text:
         return text
+    return _STORED_ID.sub(_replacer(fixture_stem, live), text)
+
+
+#: ``give_ids_bytes`` encodes at most this many characters at once.
+_ENCODE_CHUNK: Final = 1 << 20
+
+
+def give_ids_bytes(text: str, fixture_stem: str, live: dict[str, str] | None = None) -> bytes:
+    """``give_ids_text(text, ...).encode("utf-8")``, the same ids given in the same order,
+    written piece by piece into one buffer: a large answer is then held as its text and
+    its bytes, never also as a second text with the ids in it."""
+    if "_vcr" not in text:
+        return text.encode("utf-8")
+    replace = _replacer(fixture_stem, live)
+    out = io.BytesIO()
+    done = 0
+    for match in _STORED_ID.finditer(text):
+        _write_encoded(out, text, done, match.start())
+        out.write(replace(match).encode("utf-8"))
+        done = match.end()
+    _write_encoded(out, text, done, len(text))
+    return out.getvalue()
+
+
+def _write_encoded(out: io.BytesIO, text: str, start: int, end: int) -> None:
+    for at in range(start, end, _ENCODE_CHUNK):
+        out.write(text[at : min(at + _ENCODE_CHUNK, end)].encode("utf-8"))
+
+
+def _replacer(
+    fixture_stem: str, live: dict[str, str] | None
+) -> Callable[[re.Match[str]], str]:
+    """What each stored id (a match of ``_STORED_ID``) becomes, for one answer."""
     given_here: dict[str, str] = {}
 
     def replace(match: re.Match[str]) -> str:
@@ -209,7 +244,7 @@ def give_ids_text(text: str, fixture_stem: str, live: dict[str, str] | None = No
             given_here[stored] = given
         return f'"{given}"'
 
-    return _STORED_ID.sub(replace, text)
+    return replace
 
 
 def _give(stored: str, fixture_stem: str, is_tool: bool, live_id: str | None) -> str:

@@ -30,11 +30,12 @@ _MAX_MESSAGE_HASHES: Final = 24
 _NAME_RE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
-def canonical_json(value: Any, *, finite: bool = False) -> bytes:
+def canonical_json(value: Any, *, finite: bool = False, floats: bool = True) -> bytes:
     """Sorted keys, no insignificant whitespace, UTF-8: the same bytes on every machine.
 
-    ``finite``: ``value`` is known to hold no NaN or infinity (see ``canonical_json``)."""
-    fast = canonical(value, finite=finite)
+    ``finite``: ``value`` is known to hold no NaN or infinity; ``floats=False``: no
+    float at all (see ``canonical_json``)."""
+    fast = canonical(value, finite=finite, floats=floats)
     if fast is not None:
         return fast
     try:
@@ -128,9 +129,16 @@ def token_count_name(messages: Any, tools: Any) -> str:
     return validate_name(f"token-count-{digest}")
 
 
-def http_name(method: str, path: str, key: Any, *, finite: bool = False) -> str:
+def http_name(
+    method: str, path: str, key: Any, *, finite: bool = False, floats: bool = True
+) -> str:
     """``<method>-<path slug>-<12 hex>.json`` for a request seen by the transparent client."""
-    digest = sha1_hex(canonical_json(key, finite=finite))[:_FIXTURE_HASH_LENGTH]
+    return http_name_of(method, path, canonical_json(key, finite=finite, floats=floats))
+
+
+def http_name_of(method: str, path: str, canonical: bytes) -> str:
+    """``http_name`` of a key whose canonical JSON is ``canonical``."""
+    digest = sha1_hex(canonical)[:_FIXTURE_HASH_LENGTH]
     return f"{_http_slug(method, path)}-{digest}{_JSON_SUFFIX}"
 
 

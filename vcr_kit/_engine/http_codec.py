@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Final
 from .._core.aws_eventstream import CONTENT_TYPE as _EVENT_STREAM
 from .._core.aws_eventstream import HeaderValue, decode_frames, encode_frames
 from .._core.httplib import library_of
-from .._core.ids import give_ids_text, stabilizer
+from .._core.ids import give_ids_bytes, stabilizer
 from .._core.storable import answer_refusal
 from .._ledger.cost import usage_entries
 from ..dehydrate import dehydrate, dehydrate_json, hydrate_json, placeholders
@@ -38,6 +38,8 @@ __all__ = [
     "rebuild_response",
     "render_frames",
     "render_sse",
+    "rendered_answer",
+    "response_of",
     "store_response",
     "store_response_with_ids",
     "usage_of",
@@ -252,15 +254,43 @@ def rebuild_response(
     Works on the serialized text: one ``json.dumps``, a substring check for
     placeholders (most answers have none), one regex for the ids.
     """
+    # Not bound to a name here: ``response_of`` drops the rendered text as soon as its
+    # bytes are made.
+    return response_of(
+        stored, rendered_answer(stored)[0], request, fixture_stem=fixture_stem, live_ids=live_ids
+    )
+
+
+def rendered_answer(stored: dict[str, Any]) -> tuple[str | bytes, bool]:
+    """The body of a stored answer as the wire had it, before the ids are given out,
+    and whether it was hydrated (then it holds this machine's paths: not to be kept
+    beyond this call). Otherwise it depends on ``stored`` alone, and may be kept for as
+    long as ``stored`` is unchanged."""
     content = _render(stored)
+    hydrated = False
     if isinstance(content, str) and any(token in content for token in placeholders()):
         stored = hydrate_json(stored)
         content = _render(stored)
+        hydrated = True
     if "events" in stored and has_joined_pieces(stored["events"]):
         # Split after hydrating: a placeholder split across pieces would not be seen.
         content = render_sse(split_pieces(stored["events"]))
+    return content, hydrated
+
+
+def response_of(
+    stored: dict[str, Any],
+    content: str | bytes,
+    request: httpx2.Request,
+    *,
+    fixture_stem: str = "",
+    live_ids: dict[str, str] | None = None,
+) -> httpx2.Response:
+    """The response for ``stored`` whose body ``rendered_answer`` gave as ``content``."""
     if isinstance(content, str):
-        content = give_ids_text(content, fixture_stem, live_ids).encode("utf-8")
+        # Written as bytes piece by piece: the rendered text and its bytes are all a
+        # large answer costs here, not also a second text with the ids in it.
+        content = give_ids_bytes(content, fixture_stem, live_ids)
     if "frames" in stored:
         content = render_frames(json.loads(content))
     headers = dict(stored.get("headers") or {})

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 from .._core.config import Mode, Settings
 from .._core.paths import display_path
 from .._core.schema import Document, problems, stored_name
+from .._store.cache import cached_fixture
 from .._store.files import (
     check_before_paying,
     read_document,
@@ -108,9 +109,12 @@ def _check_holds(path: Path, doc: Document) -> None:
     )
 
 
-def _lookup(path: Path, settings: Settings, request: Any) -> Document | None:
+def _lookup(path: Path, settings: Settings, request: Any, kind: str | None) -> Document | None:
     if settings.mode is not Mode.RECORD:
-        doc = read_document(path)
+        # An HTTP fixture is only read (a cassette's codec may build on its document):
+        # kept parsed per process while its file is unchanged.
+        cached = cached_fixture(path) if kind == "http" else None
+        doc = cached.doc if cached is not None else read_document(path)
         if doc is not None:
             return doc
     unusable = unusable_folder(path.parent)  # a miss only: the replay path never asks
@@ -139,7 +143,7 @@ def replay_or_record(
     against on replay (see ``served``). Returns None when the recorder declined to
     save (its live answer is then the caller's to use).
     """
-    doc = _lookup(path, settings, request)
+    doc = _lookup(path, settings, request, kind)
     if doc is not None:
         return served(path, doc, kind, live_request, request)
     wait = LockWait(path, settings.lock_timeout)

@@ -19,11 +19,12 @@ from typing import TYPE_CHECKING, Any, Final
 
 from .._core.config import Mode, Settings, cloud_base_urls, load_settings
 from .._core.credentials import credentials_in, has_real_key, uses_stand_in_key
-from .._core.http_request import request_key, with_live_ids
+from .._core.http_request import request_key, request_parts, with_live_ids
 from .._core.platforms import platform_of
 from .._core.schema import FORMAT_KEY, FORMAT_VERSION, Document, problems
 from .._core.storable import answer_refusal
 from .._ledger.notes import Event, note
+from .._store.cache import CachedFixture
 from .._store.files import unreadable
 from ..errors import (
     ConfigError,
@@ -32,10 +33,17 @@ from ..errors import (
     FixtureValueError,
     VCRError,
 )
-from .http_codec import passthrough, rebuild_response, store_response_with_ids, usage_of
+from .http_codec import (
+    passthrough,
+    rebuild_response,
+    response_of,
+    store_response_with_ids,
+    usage_of,
+)
 from .live import live_call, to_local_proxy
 from .misses import keyless_missing_message, near_miss_hint
 from .policy import Outcome, replay_or_record
+from .prepared import answer_head, fixture_usage, prepared_replay, rendered
 from .steps import Steps, run_awaiting, run_blocking
 
 if TYPE_CHECKING:  # at run time a request may be httpx2's or httpx's (anthropic 0.x): same API
@@ -113,7 +121,12 @@ class HttpRecorder:
                 response: httpx2.Response = yield from _live(live, request, upstream)
                 _note_live(request)
                 return response
-            name, stored_request = request_key(request)
+            parts = request_parts(request)
+            if self.settings.mode is not Mode.RECORD:
+                found = prepared_replay(self.settings.fixtures_dir, parts)
+                if found is not None:  # the request as it is names its fixture: served
+                    return self._replayed(*found, request)
+            name, stored_request = request_key(request, parts)
             path = self.settings.fixtures_dir / name
             ids: dict[str, str] = {}
 
@@ -206,6 +219,19 @@ class HttpRecorder:
             raise unreadable(path, f"{type(exc).__name__}: {exc}") from exc
         event = Event.RECORDED if outcome.recorded else Event.REPLAYED
         note(event, path, usage=outcome.doc.get("usage") or (), changed=outcome.changed)
+        return response
+
+    def _replayed(
+        self, path: Path, fixture: CachedFixture, request: httpx2.Request
+    ) -> httpx2.Response:
+        """The answer of a fixture ``prepared_replay`` found, rendered once per process."""
+        try:
+            response = response_of(
+                answer_head(fixture), rendered(fixture), request, fixture_stem=path.stem
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise unreadable(path, f"{type(exc).__name__}: {exc}") from exc
+        note(Event.REPLAYED, path, usage=fixture_usage(fixture))
         return response
 
     def _own_fault(self, exc: Exception, request: httpx2.Request) -> VCRError:

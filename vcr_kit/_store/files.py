@@ -259,7 +259,8 @@ def serialize_document(doc: Document) -> bytes:
     # Not sort_keys: the response keeps the wire order, which the SDK shows in error
     # messages ("Error code: 400 - {...}"); vcr_kit's own keys are built in a fixed order.
     text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False)
-    return (text + "\n").encode("utf-8")
+    text += "\n"  # in place (the only reference): a large answer is not copied for it
+    return text.encode("utf-8")
 
 
 def write_document(path: Path, doc: Document, secrets: Iterable[tuple[str, str]] = ()) -> None:

@@ -1,0 +1,89 @@
+"""Replay by the request as it is, and the fixtures kept parsed per process.
+
+Recorded through the real SDK against the loopback server, replayed with the server
+gone. A fixture is served from what was kept of it only while its file is the same
+(an edit in place, even of the same size, is read again), and only when no dehydrate
+rule would change the request: a request that holds this machine's folder now is
+keyed as ``[CWD]`` and is not answered by the file its text named before.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import unittest
+from pathlib import Path
+
+from tests.support.env import patch_env, temp_dir, working_dir
+from tests.support.loopback_server import LoopbackServer
+from vcr_kit import client
+from vcr_kit.errors import FixtureMissingError
+
+MODEL = "claude-opus-4-7"
+
+
+def ask(sdk: object, text: str) -> str:
+    message = sdk.messages.create(  # type: ignore[attr-defined]
+        model=MODEL, max_tokens=32, messages=[{"role": "user", "content": text}]
+    )
+    answer: str = message.content[0].text
+    return answer
+
+
+class ReplayCacheTest(unittest.TestCase):
+    def setUp(self) -> None:
+        patch_env(self, VCR_REPORT="0")
+        self.fixtures = temp_dir(self)
+
+    def record(self, text: str) -> Path:
+        with LoopbackServer() as server, client(
+            mode="record", fixtures_dir=self.fixtures, api_key="test-key",
+            base_url=server.url, max_retries=0,
+        ) as sdk:
+            self.assertEqual(ask(sdk, text), f"Echo: {text}")
+        (path,) = [p for p in self.fixtures.glob("*.json") if p.stat().st_size]
+        return path
+
+    def replayer(self) -> object:
+        sdk = client(mode="replay", fixtures_dir=self.fixtures, max_retries=0)
+        self.addCleanup(sdk.close)
+        return sdk
+
+    def test_a_fixture_edited_in_place_is_read_again_even_at_the_same_size(self) -> None:
+        path = self.record("first question")
+        sdk = self.replayer()
+        self.assertEqual(ask(sdk, "first question"), "Echo: first question")
+        self.assertEqual(ask(sdk, "first question"), "Echo: first question")  # kept
+        with open(path, "r+b") as file:  # same inode, same size, another answer
+            data = file.read()
+            file.seek(0)
+            file.write(data.replace(b"Echo: first question", b"Echo: FIRST QUESTION"))
+        self.assertEqual(path.stat().st_size, len(data))
+        self.assertEqual(ask(sdk, "first question"), "Echo: FIRST QUESTION")
+
+    def test_a_fixture_replaced_by_another_file_is_read_again(self) -> None:
+        path = self.record("second question")
+        sdk = self.replayer()
+        self.assertEqual(ask(sdk, "second question"), "Echo: second question")
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc["response"]["body"]["content"][0]["text"] = "a new answer"
+        other = path.with_suffix(".new")
+        other.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+        os.replace(other, path)
+        self.assertEqual(ask(sdk, "second question"), "a new answer")
+
+    def test_a_request_a_rule_now_changes_is_not_answered_by_its_old_file(self) -> None:
+        # The folder is under the temp folder, whose own rule would replace it first.
+        patch_env(self, VCR_REPORT="0", VCR_DISABLE_RULES="temp_dir")
+        project = temp_dir(self, "project")
+        question = f"what is in {project}/notes.txt?"
+        self.record(question)  # recorded elsewhere: the folder is text like any other
+        sdk = self.replayer()
+        self.assertEqual(ask(sdk, question), f"Echo: {question}")
+        with working_dir(project), self.assertRaises(FixtureMissingError) as caught:
+            ask(sdk, question)  # here it is the cwd: keyed as [CWD]/notes.txt, not recorded
+        self.assertIn("Fixture missing", str(caught.exception))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,121 @@
+"""Replay by the request as it is: what is derived from a fixture once per process.
+
+Most requests hold nothing a dehydrate rule changes (no machine path, no date, no git
+status). For those, the fixture's name is the hash of the request as it is, so replay
+can look that file up before scanning the request for rule literals at all; it then
+serves it only when that gives exactly what the full way would:
+
+- the fixture's stored request has the live request's canonical bytes (the key's own
+  bytes, compared byte for byte: this is also the check that the file answers this
+  request);
+- the rules in force leave that stored request as it is (``dehydrate_json`` of it is
+  itself). Then the live request, equal to it, is left as it is too, its key is the
+  hash of those bytes, and that is the file's name.
+
+Anything else (no such file, another request in it, a rule that would change it, a
+fixture that would not replay) returns None, and the full way runs as before, saying
+what is wrong where something is. What is derived from a fixture (its request's
+canonical bytes, whether the rules leave it alone, whether it replays, its answer
+rendered) is kept in the cached fixture's memo, valid as long as the file is unchanged
+(``_store.cache``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .._core.http_request import RequestParts, undehydrated_key
+from .._core.keys import canonical_json
+from .._store.cache import CachedFixture, cached_fixture
+from ..dehydrate import dehydrate_json, placeholders, rules_in_force
+from ..errors import VCRError
+from .http_codec import rendered_answer
+from .policy import served
+
+__all__ = ["Prepared", "answer_head", "fixture_usage", "prepared_replay", "rendered"]
+
+Prepared = tuple[Path, CachedFixture]
+
+
+def prepared_replay(folder: Path, parts: RequestParts) -> Prepared | None:
+    """The fixture that answers ``parts`` when the request holds nothing a rule
+    changes, or None when that is not certain (the full way decides then)."""
+    name, data = undehydrated_key(parts)
+    path = folder / name
+    fixture = cached_fixture(path)
+    if fixture is None:
+        return None
+    facts = _facts(path, fixture)
+    if facts is None or facts["request_bytes"] != data or not _left_as_is(fixture):
+        return None
+    return path, fixture
+
+
+def answer_head(fixture: CachedFixture) -> dict[str, Any]:
+    """The stored answer without its body (status, headers; frames of an event stream):
+    what rebuilding a response takes besides ``rendered``."""
+    head: dict[str, Any] = fixture.memo["facts"]["head"]
+    return head
+
+
+def fixture_usage(fixture: CachedFixture) -> list[Any]:
+    """The fixture's usage entries (for the ledger)."""
+    entries: list[Any] = fixture.memo["facts"]["usage"]
+    return entries
+
+
+def rendered(fixture: CachedFixture) -> str | bytes:
+    """The fixture's answer rendered (before the ids are given out), once per fixture
+    unless it holds placeholders (this machine's paths go in on every replay)."""
+    tokens = placeholders()  # the same tuple while the rules stay the same
+    kept = fixture.memo.get("rendered")
+    if kept is not None and kept[0] is tokens:
+        content: str | bytes = kept[1]
+        return content
+    content, hydrated = rendered_answer(fixture.doc["response"])
+    if not hydrated:
+        fixture.memo["rendered"] = (tokens, content)
+    return content
+
+
+def _facts(path: Path, fixture: CachedFixture) -> dict[str, Any] | None:
+    """What replay needs of a fixture besides its answer's body, found in one parse:
+    its request's canonical bytes, its answer's head, its usage; None when the policy
+    would not serve it (its shape does not fit an HTTP replay)."""
+    memo = fixture.memo
+    if "facts" not in memo:
+        doc = fixture.doc
+        try:
+            served(path, doc, "http", doc["request"])
+            response = doc["response"]
+            memo["facts"] = {
+                "request_bytes": canonical_json(doc["request"]),
+                "head": {k: v for k, v in response.items() if k in _HEAD},
+                "usage": doc.get("usage") or [],
+            }
+        except (VCRError, KeyError, TypeError, ValueError, AttributeError, RecursionError):
+            memo["facts"] = None
+    facts: dict[str, Any] | None = memo["facts"]
+    return facts
+
+
+#: The parts of a stored answer ``response_of`` reads besides the rendered body.
+_HEAD = ("status", "headers", "frames")
+
+
+def _left_as_is(fixture: CachedFixture) -> bool:
+    """Whether the rules in force leave the stored request's body as it is (kept per
+    set of rules and paths: a test may chdir, or add a rule)."""
+    state = rules_in_force()
+    kept = fixture.memo.get("left_as_is")
+    if kept is not None and kept[0] == state:
+        result: bool = kept[1]
+        return result
+    body: Any = fixture.doc["request"].get("body")
+    try:
+        result = dehydrate_json(body) == body
+    except RecursionError:
+        result = False
+    fixture.memo["left_as_is"] = (state, result)
+    return result

@@ -1,0 +1,112 @@
+"""Fixtures read once per process: a file's bytes, known to parse, kept while the file is
+the same file with the same bytes.
+
+Replay reads the same fixture again and again (a test run calls the same thing in many
+tests, a benchmark in a loop), and parsing a long conversation's fixture costs more
+than the SDK parsing its answer. A file is known unchanged by its ``stat``: device,
+inode, size, modification and change times in nanoseconds. Every write vcr_kit makes
+is a new inode (``os.replace``), and an edit in place moves ``st_ctime_ns``; a file
+that no longer matches is read again. Each cached fixture carries a ``memo``: what the
+engine derived from it once (its request's canonical bytes, its rendered answer), valid
+exactly as long as the document is.
+
+Bounded: the most recently used fixtures only, at most ``MAX_CACHED_FILES`` of them
+and ``MAX_CACHED_TOTAL`` bytes of files together, and no file larger than
+``MAX_CACHED_BYTES`` (a large answer is read each time rather than held).
+
+I/O only; nothing here decides whether a fixture is served.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from .._core.schema import Document
+from ..errors import VCRError
+from .files import parse_document, read_fixture_bytes
+
+__all__ = [
+    "MAX_CACHED_BYTES",
+    "MAX_CACHED_FILES",
+    "MAX_CACHED_TOTAL",
+    "CachedFixture",
+    "cached_fixture",
+]
+
+#: Fixtures kept parsed at once (the least recently used one goes first).
+MAX_CACHED_FILES: Final = 256
+#: A file larger than this is never kept: its parse would stay in memory for the run.
+MAX_CACHED_BYTES: Final = 4 * 1024 * 1024
+#: The files kept, together (a proxy serving a whole suite runs for long).
+MAX_CACHED_TOTAL: Final = 64 * 1024 * 1024
+
+_Identity = tuple[int, int, int, int, int]
+
+
+@dataclass(eq=False)
+class CachedFixture:
+    """One fixture's bytes (known to parse), and what the engine derived from them
+    (``memo``). The bytes are kept, not the parsed document: a long conversation's
+    document is thousands of objects that every garbage collection would walk for as
+    long as the process runs; ``doc`` parses them again when asked."""
+
+    path: Path
+    data: bytes
+    memo: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def doc(self) -> Document:
+        """The document, parsed now (a new one each time: it may be changed)."""
+        return parse_document(self.data, self.path)
+
+
+#: Keyed by the path as text: hashing a ``Path`` costs more than the ``stat``.
+_cache: OrderedDict[str, tuple[_Identity, CachedFixture]] = OrderedDict()
+_lock = threading.Lock()
+_total = [0]  # the sizes of the files kept, together
+
+
+def _identity(info: os.stat_result) -> _Identity:
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+def cached_fixture(path: Path) -> CachedFixture | None:
+    """The fixture at ``path`` parsed, from the cache when the file is unchanged; None
+    when there is no usable one (no file, not a regular file, too large to keep, not
+    readable or not a fixture: the caller's ordinary read then says what is wrong)."""
+    key = str(path)
+    try:
+        info = os.stat(key)
+    except OSError:
+        return None
+    if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_CACHED_BYTES:
+        return None
+    identity = _identity(info)
+    with _lock:
+        entry = _cache.get(key)
+        if entry is not None and entry[0] == identity:
+            _cache.move_to_end(key)
+            return entry[1]
+    try:
+        data = read_fixture_bytes(path, MAX_CACHED_BYTES)
+        parse_document(data, path)  # only a fixture that parses is kept
+    except (OSError, VCRError):
+        return None
+    fixture = CachedFixture(path, data)
+    if len(data) != info.st_size:  # changed between the stat and the read: not kept
+        return fixture
+    with _lock:
+        old = _cache.pop(key, None)
+        if old is not None:
+            _total[0] -= old[0][2]
+        _cache[key] = (identity, fixture)
+        _total[0] += info.st_size
+        while len(_cache) > MAX_CACHED_FILES or _total[0] > MAX_CACHED_TOTAL:
+            _total[0] -= _cache.popitem(last=False)[1][0][2]
+    return fixture
