@@ -290,6 +290,37 @@ class McpHttpTest(unittest.TestCase):
         with contextlib.suppress(OSError):  # the front went away mid-answer: as it should
             function(*args)
 
+    def test_usage_errors(self) -> None:
+        env = {**environ_without_vcr(), "PYTHONPATH": str(ROOT), "VCR_REPORT": "0"}
+        usage = "usage: python -m vcr_kit mcp [options] (--url URL | -- SERVER_CMD [ARGS...])\n"
+        for arguments, problem in [
+            (["--url", "http://h/mcp", "--", "srv"],
+             "give either --url or a server command after --, not both"),
+            (["--url", "ftp://h/mcp"], "--url 'ftp://h/mcp' is not an http:// or https:// URL"),
+            (["--url", "http://h/mcp", "--header", "Bearer x"],
+             "--header 'Bearer x' is not of the form 'NAME: VALUE'"),
+            (["--url", "http://h/mcp", "--port", "70000"],
+             "--port 70000 is not a port number (0 to 65535; 0: a free one)"),
+            (["--header", "A: b", "--", "srv"], "--header and --port go with --url"),
+        ]:  # fmt: skip
+            with self.subTest(arguments=arguments):
+                done = subprocess.run([sys.executable, "-m", "vcr_kit", "mcp", *arguments],
+                                      cwd=self.base, env=env, capture_output=True, text=True,
+                                      check=False, timeout=60)  # fmt: skip
+                self.assertEqual(done.returncode, 2)
+                self.assertEqual(done.stderr, f"{usage}python -m vcr_kit mcp: error: {problem}\n")
+
+    def test_a_taken_port_is_said_and_exits_1(self) -> None:
+        with McpHttpServer() as server:
+            port = str(urlsplit(server.url).port)
+            env = {**environ_without_vcr(), "PYTHONPATH": str(ROOT), "VCR_REPORT": "0"}
+            done = subprocess.run([sys.executable, "-m", "vcr_kit", "mcp", "--url", server.url,
+                                   "--port", port], cwd=self.base, env=env, capture_output=True,
+                                  text=True, check=False, timeout=60)  # fmt: skip
+        self.assertEqual(done.returncode, 1)
+        self.assertEqual(done.stderr,
+                         f"vcr_kit: cannot listen on 127.0.0.1:{port}: Address already in use\n")
+
 
 if __name__ == "__main__":
     unittest.main()
