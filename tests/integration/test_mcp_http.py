@@ -61,7 +61,10 @@ class Reply:
         return json.loads(self.body)
 
 
-def send(url: str, method: str, body: bytes = b"", session: str | None = None) -> Reply:
+def send(
+    url: str, method: str, body: bytes = b"", session: str | None = None,
+    extra: dict[str, str] | None = None,
+) -> Reply:  # fmt: skip
     """One HTTP exchange with the front, as an MCP client frames it."""
     parts = urlsplit(url)
     connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=60)
@@ -69,6 +72,7 @@ def send(url: str, method: str, body: bytes = b"", session: str | None = None) -
                "Content-Type": "application/json", "MCP-Protocol-Version": "2025-06-18"}
     if session is not None:
         headers["Mcp-Session-Id"] = session
+    headers.update(extra or {})
     try:
         connection.request(method, parts.path, body=body, headers=headers)
         response = connection.getresponse()
@@ -78,8 +82,10 @@ def send(url: str, method: str, body: bytes = b"", session: str | None = None) -
         connection.close()
 
 
-def post_to(url: str, message: Any, session: str | None = None) -> Reply:
-    return send(url, "POST", json.dumps(message).encode(), session)
+def post_to(
+    url: str, message: Any, session: str | None = None, extra: dict[str, str] | None = None
+) -> Reply:
+    return send(url, "POST", json.dumps(message).encode(), session, extra)
 
 
 def post(message: Any) -> dict[str, Any]:
@@ -227,8 +233,13 @@ class McpHttpTest(unittest.TestCase):
         self.assertEqual(self.drive(batch, server.url, ci=True), recorded)
 
     def test_a_get_is_405_and_a_delete_ends_the_session(self) -> None:
-        got, deleted = self.drive([{"verb": "GET"}, {"verb": "DELETE"}],
-                                  "http://127.0.0.1:9/mcp", ci=True)  # fmt: skip
+        got, first, second, deleted = self.drive(
+            [{"verb": "GET"}, post(INITIALIZE), post(INITIALIZE), {"verb": "DELETE"}],
+            "http://127.0.0.1:9/mcp", ci=True,
+        )  # fmt: skip
+        # Sessions are numbered in each process: the same ids on every run.
+        self.assertEqual([first["session"], second["session"]],
+                         ["vcr-kit-session-1", "vcr-kit-session-2"])  # fmt: skip
         self.assertEqual((got["status"], got["allow"]), (405, "POST, DELETE"))
         self.assertEqual(deleted["status"], 200)
 
@@ -260,12 +271,15 @@ class McpHttpTest(unittest.TestCase):
             session = post_to(url, INITIALIZE).headers["mcp-session-id"]
             self.assertEqual(post_to(url, INITIALIZED, session).status, 202)
             self.assertEqual(len(server.session_ids), 1)  # nothing asked yet
-            answer = post_to(url, call(4, "dice", sides=6), session).json()
+            client_key = {"X-Api-Key": "client-key-1234"}  # the client's own header
+            answer = post_to(url, call(4, "dice", sides=6), session, client_key).json()
             self.assertEqual(send(url, "DELETE", session=session).status, 200)
             self.stop(front)
         self.assertRegex(answer["result"]["content"][0]["text"], r"^rolled [1-6] of 6$")
         self.assertEqual(len(server.session_ids), 2)
         self.assertEqual(server.deleted, [server.session_ids[1]])  # its session ended too
+        self.assertEqual(server.api_keys[-1], "client-key-1234")  # reached the server
+        self.assertNotIn("client-key-1234", self.fixture_texts())
 
     def test_stops_within_seconds_on_sigterm_and_sigint_mid_recording(self) -> None:
         for sig in (signal.SIGTERM, signal.SIGINT):

@@ -11,7 +11,8 @@ GET is 405; a DELETE ends the session. With ``token`` set, a message without
 The tools answer differently on every call (``now``: the clock; ``dice``: a random
 number; ``hang``: waits until the server stops), so a replay that reached the server
 would show. ``calls`` lists the tools called, ``session_ids`` every id given out,
-``deleted`` the sessions ended by a DELETE.
+``deleted`` the sessions ended by a DELETE, ``authorizations`` and ``api_keys`` the
+``Authorization`` and ``X-Api-Key`` headers of each POST.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ class McpHttpServer:
         self.session_ids: list[str] = []
         self.deleted: list[str] = []
         self.authorizations: list[str | None] = []
+        self.api_keys: list[str | None] = []
         self.live_sessions: set[str] = set()
         self.stopping = threading.Event()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
@@ -111,6 +113,7 @@ class _Handler(BaseHTTPRequestHandler):
         """The token checked; False (and answered) when the message may not pass."""
         authorization = self.headers.get("Authorization")
         self.owner.authorizations.append(authorization)
+        self.owner.api_keys.append(self.headers.get("X-Api-Key"))
         if self.owner.token is not None and authorization != f"Bearer {self.owner.token}":
             self.reply(401, b'{"error":"unauthorized"}', {"Content-Type": "application/json"})
             return False
