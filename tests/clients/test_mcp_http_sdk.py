@@ -63,7 +63,7 @@ class McpSdkClientTest(unittest.TestCase):
         self.assertEqual(server.calls, ["now", "dice"])
         self.assertEqual(server.deleted, server.session_ids)  # the client ended its session
         self.assertEqual(recorded["server"], "clock-http")
-        self.assertEqual(recorded["tools"], ["now", "dice", "hang"])
+        self.assertEqual(recorded["tools"], ["now", "dice", "hang", "whoami"])
         self.assertRegex(recorded["now"], r"^time \d+$")
         self.assertRegex(recorded["dice"], r"^rolled \d+ of 1000$")
         self.assertEqual(recorded["returncode"], 0)

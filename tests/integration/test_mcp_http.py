@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -161,7 +162,7 @@ class McpHttpTest(unittest.TestCase):
         answers = [r["body"] for r in recorded]
         self.assertEqual(answers[0]["result"]["serverInfo"]["name"], "clock-http")
         tools = [tool["name"] for tool in answers[2]["result"]["tools"]]
-        self.assertEqual(tools, ["now", "dice", "hang"])
+        self.assertEqual(tools, ["now", "dice", "hang", "whoami"])
         self.assertEqual(answers[3]["id"], 2)  # the SSE answer, its progress notes left out
         self.assertRegex(answers[3]["result"]["content"][0]["text"], r"^time \d+$")
         self.assertRegex(answers[4]["result"]["content"][0]["text"], r"^rolled \d+ of 1000$")
@@ -181,6 +182,20 @@ class McpHttpTest(unittest.TestCase):
         self.assertIn("clock-http", stored)
         for secret in (TOKEN, "Bearer", server.session_ids[0], "vcr-kit-session"):
             self.assertNotIn(secret, stored)
+
+    def test_an_answer_holding_the_token_is_refused_by_the_secret_check(self) -> None:
+        with McpHttpServer(token=TOKEN) as server:
+            replies = self.drive([*SESSION[:2], post(call(8, "whoami"))], server.url,
+                                 mode="record")  # fmt: skip
+        self.assertEqual(server.calls, ["whoami"])
+        error = replies[-1]["body"]["error"]
+        self.assertEqual(error["code"], -32000)
+        self.assertRegex(error["message"], re.escape(
+            "vcr_kit: Refusing to write fixture fixtures/mcp-") + "[0-9a-f]{12}" + re.escape(
+            ".json: it contains an Anthropic key (sk-ant-...) at "
+            "response.result.content[0].text. Nothing was written."))  # fmt: skip
+        self.assertNotIn(TOKEN, self.fixture_texts())
+        self.assertEqual(len(list(self.fixtures.glob("mcp-*.json"))), 1)  # the handshake only
 
     def test_a_miss_is_a_json_rpc_error_naming_the_fixture(self) -> None:
         with McpHttpServer(token=TOKEN) as server:

@@ -9,10 +9,11 @@ GET is 405; a DELETE ends the session. With ``token`` set, a message without
 ``Authorization: Bearer <token>`` is 401.
 
 The tools answer differently on every call (``now``: the clock; ``dice``: a random
-number; ``hang``: waits until the server stops), so a replay that reached the server
-would show. ``calls`` lists the tools called, ``session_ids`` every id given out,
-``deleted`` the sessions ended by a DELETE, ``authorizations`` and ``api_keys`` the
-``Authorization`` and ``X-Api-Key`` headers of each POST.
+number; ``hang``: waits until the server stops; ``whoami``: echoes the token), so a
+replay that reached the server would show. ``calls`` lists the tools called,
+``session_ids`` every id given out, ``deleted`` the sessions ended by a DELETE,
+``authorizations`` and ``api_keys`` the ``Authorization`` and ``X-Api-Key`` headers
+of each POST.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ TOOLS = [
     {"name": "dice", "description": "a random number from 1 to sides",
      "inputSchema": {"type": "object", "properties": {"sides": {"type": "integer"}}}},
     {"name": "hang", "description": "never answers", "inputSchema": {"type": "object"}},
+    {"name": "whoami", "description": "echoes the Authorization header",
+     "inputSchema": {"type": "object"}},
 ]  # fmt: skip
 
 
@@ -66,7 +69,7 @@ class McpHttpServer:
             self.httpd.shutdown()
         self.httpd.server_close()
 
-    def result(self, request: dict[str, Any]) -> dict[str, Any]:
+    def result(self, request: dict[str, Any], authorization: str | None) -> dict[str, Any]:
         method, params = request["method"], request.get("params") or {}
         if method == "initialize":
             return {"protocolVersion": params.get("protocolVersion", "2025-06-18"),
@@ -79,6 +82,8 @@ class McpHttpServer:
             self.calls.append(tool)
             if tool == "now":
                 text = f"time {time.time_ns()}"
+            elif tool == "whoami":
+                text = f"you are {authorization}"
             elif tool == "dice":
                 sides = params.get("arguments", {}).get("sides", 6)
                 text = f"rolled {random.randint(1, sides)} of {sides}"
@@ -155,7 +160,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.reply(202)
             return
         try:
-            answer = {"jsonrpc": "2.0", "id": message["id"], "result": self.owner.result(message)}
+            result = self.owner.result(message, self.headers.get("Authorization"))
+            answer = {"jsonrpc": "2.0", "id": message["id"], "result": result}
         except LookupError:
             answer = {"jsonrpc": "2.0", "id": message["id"],
                       "error": {"code": -32601, "message": "Method not found"}}  # fmt: skip
