@@ -23,12 +23,15 @@ from typing import Any
 from tests.clients.test_clients_node import KEY, ClientTestCase
 from tests.clients.test_proxy import offline
 from tests.support.env import environ_without_vcr, run_captured, temp_dir
+from tests.support.mcp_http_server import McpHttpServer
 from tests.support.node_clients import claude_command, install_newest_claude_code
 
 ROOT = Path(__file__).resolve().parents[2]
 UNREACHABLE = "http://127.0.0.1:9"
 TOOLS = "Bash,Read,Write,Edit,Agent,mcp__clock__now"
 MCP_SERVER = ROOT / "examples" / "claude_code" / "clock_server.py"
+WITH_FRONT = ROOT / "tests" / "support" / "with_mcp_front.py"
+MCP_TOKEN = "mcp-token-" + "t" * 32
 REPLAYED = r"[1-9]\d* replayed, 0 recorded, 0 missing"
 RECORDED = r"0 replayed, [1-9]\d* recorded, 0 missing"
 
@@ -114,8 +117,18 @@ class ClaudeCodeTestCase(ClientTestCase):
             "VCR_REPORT": "1",
         }
 
+    #: A remote MCP server's URL: each Claude Code run then gets a ``vcr_kit mcp --url``
+    #: front beside it, written into the repository's ``.mcp.json``.
+    front: str | None = None
+
     def claude(self, *args: str) -> list[str]:
-        return claude_command(self.modules, *args)
+        command = claude_command(self.modules, *args)
+        if self.front is None:
+            return command
+        config = args[args.index("--mcp-config") + 1]
+        return [sys.executable, str(WITH_FRONT), config, "clock", "--", "--url", self.front,
+                "--name", "clock", "--fixtures", str(self.fixtures),
+                "--header", f"Authorization: Bearer {MCP_TOKEN}", "--", *command]  # fmt: skip
 
     def record(
         self, setup: Setup, command: list[str], prepare: Any = None
@@ -288,6 +301,24 @@ class AnotherRepositoryTest(ClaudeCodeTestCase):
         self.assertEqual(replayed, recorded)
         # initialize, tools/list, tools/call (and, by release, a few more)
         self.assertGreaterEqual(len(list(self.fixtures.glob("mcp-*.json"))), 3)
+
+    def test_an_http_mcp_tool_call_replays_without_the_server(self) -> None:
+        """The same through ``vcr_kit mcp --url``: Claude Code calls a remote (Streamable
+        HTTP) server's tool through the front, which ``with_mcp_front.py`` starts beside
+        it (in B, offline, the server stopped)."""
+        with McpHttpServer(token=MCP_TOKEN) as mcp_server:
+            self.prepare = lambda repo: (repo / ".mcp.json").write_text("{}", encoding="utf-8")
+            self.front = mcp_server.url
+            prompts = ["What time is it? [[tool:mcp__clock__now {}]]"]
+            _, recorded = self.session(A, prompts, replay=False)
+        self.server.stop()
+        _, replayed = self.session(B, prompts, replay=True)
+        self.assertRegex(recorded[0]["result"], r"^The tool said: time \d+$")
+        self.assertEqual(replayed, recorded)
+        self.assertEqual(mcp_server.calls, ["now"])
+        stored = "".join(p.read_text() for p in self.fixtures.glob("mcp-*.json"))
+        for secret in (MCP_TOKEN, *mcp_server.session_ids):
+            self.assertNotIn(secret, stored)
 
 
 AGENT_SCRIPT = """

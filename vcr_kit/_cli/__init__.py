@@ -26,7 +26,8 @@ COMMANDS: tuple[Command, ...] = (status, check, show, diff, drift, unused, prune
 PROXY_COMMANDS: dict[str, str] = {
     "serve": "serve the record/replay proxy on 127.0.0.1 until Ctrl-C or SIGTERM",
     "run": "run a command with ANTHROPIC_BASE_URL set to a proxy: run [options] -- CMD ARGS",
-    "mcp": "stand in for a stdio MCP server, recorded and replayed: mcp [options] -- CMD ARGS",
+    "mcp": "stand in for an MCP server, recorded and replayed: mcp [options] -- CMD ARGS "
+    "(stdio), or mcp [options] --url URL (HTTP)",
 }
 
 

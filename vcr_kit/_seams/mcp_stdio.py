@@ -2,10 +2,10 @@
 
 An MCP client (Claude Code, claude-agent-sdk) starts a stdio server as a child and
 speaks JSON-RPC to it, one JSON message per line. The relay stands in its place:
-each request the client sends is a fixture (``mcp-<hash>.json``), keyed by the
-server's name, the method and the dehydrated params (the JSON-RPC id and ``_meta``
-left out: they differ on every run), whose answer is the server's ``result`` or
-``error``. A hit is answered from the fixture, the server untouched; the server is
+each request the client sends is a fixture (``mcp-<hash>.json``, see
+``mcp_fixtures.py``: the same as through ``vcr_kit mcp --url``), keyed by the
+server's name, the method and the dehydrated params, whose answer is the server's
+``result`` or ``error``. A hit is answered from the fixture, the server untouched; the server is
 started only for the first request that must be recorded, and is first given the
 client's ``initialize`` handshake, so it may start mid-session. On replay the server
 never starts (its command need not exist); a miss is answered with a JSON-RPC error
@@ -23,24 +23,15 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 from queue import Queue
-from typing import IO, Any, Final
+from typing import IO, Any
 
 from .._core.config import Mode
-from .._engine.cassette import fixture
-from ..errors import VCRError
+from .mcp_fixtures import HANDSHAKE, PARSE_ERROR, Unanswered, answer_from_fixtures
 
-__all__ = ["FIXTURE_NAME", "MISS_CODE", "McpRelay"]
-
-#: Fixture files are ``mcp-<12 hex>.json``.
-FIXTURE_NAME: Final = "mcp"
-#: The JSON-RPC error code of an answer vcr_kit could not give (server-error range).
-MISS_CODE: Final = -32000
-#: What a client says before anything else; a server started mid-session hears it first.
-_HANDSHAKE: Final = ("initialize", "notifications/initialized")
-_PARSE_ERROR: Final = {"code": -32700, "message": "Parse error"}
+__all__ = ["McpRelay"]
 
 
-class _ServerGone(Exception):
+class _ServerGone(Unanswered):
     """The server exited (or never started) before answering."""
 
 
@@ -99,7 +90,7 @@ class McpRelay:
                 try:
                     message = json.loads(line)
                 except ValueError:
-                    self.to_client({"jsonrpc": "2.0", "id": None, "error": _PARSE_ERROR})
+                    self.to_client({"jsonrpc": "2.0", "id": None, "error": PARSE_ERROR})
                     continue
                 if not isinstance(message, dict):
                     continue
@@ -112,7 +103,7 @@ class McpRelay:
 
     def from_client(self, message: dict[str, Any]) -> None:
         method = message["method"]
-        if method in _HANDSHAKE:
+        if method in HANDSHAKE:
             self.handshake.append(message)
         if "id" not in message:  # a notification: nothing to answer
             self.to_server(message)
@@ -121,18 +112,10 @@ class McpRelay:
 
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
         """The ``result`` or ``error`` of ``request``: replayed, else recorded."""
-        params = request.get("params")
-        if isinstance(params, dict):
-            params = {k: v for k, v in params.items() if k != "_meta"}
-        key = {"server": self.name, "method": request["method"], "params": params}
-        try:
-            with fixture(key, FIXTURE_NAME, mode=self.mode, fixtures_dir=self.fixtures_dir) as f:
-                answer: dict[str, Any] = f.play(lambda: self.ask_server(request))
-                return answer
-        except VCRError as exc:
-            return {"error": {"code": MISS_CODE, "message": f"vcr_kit: {exc.message}"}}
-        except _ServerGone as exc:
-            return {"error": {"code": MISS_CODE, "message": f"vcr_kit: {exc}"}}
+        return answer_from_fixtures(
+            request, server=self.name, mode=self.mode, fixtures_dir=self.fixtures_dir,
+            ask=self.ask_server,
+        )  # fmt: skip
 
     def to_client(self, message: dict[str, Any]) -> None:
         data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")

@@ -1,0 +1,75 @@
+"""``python -m vcr_kit mcp --url URL``: a remote (Streamable HTTP) MCP server,
+recorded and replayed.
+
+Prints ``vcr_kit mcp on http://127.0.0.1:PORT/mcp`` once it listens (the URL to put
+in ``.mcp.json`` as ``{"type": "http", "url": ...}``) and serves until SIGINT or
+SIGTERM. Exit 1 when it cannot listen.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from types import FrameType
+from urllib.parse import urlsplit
+
+from .._core.config import Mode
+from .._seams.mcp_http import HOST, McpHttpFront
+from ..dehydrate import dehydrate
+
+__all__ = ["default_name", "parse_header", "serve_http"]
+
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def default_name(url: str) -> str:
+    """The server's name in the keys when ``--name`` is not given: the URL's host and
+    path (no scheme, port, user or query: a token may hide there), dehydrated."""
+    parts = urlsplit(url)
+    return dehydrate(f"{parts.hostname or ''}{parts.path.rstrip('/')}")
+
+
+def parse_header(text: str) -> tuple[str, str] | None:
+    """``"Name: value"`` as a pair; None when it is not of that form."""
+    name, colon, value = text.partition(":")
+    name = name.strip()
+    if not colon or not name or any(c.isspace() for c in name):
+        return None
+    return name, value.strip()
+
+
+def serve_http(
+    url: str,
+    *,
+    name: str,
+    mode: Mode,
+    fixtures_dir: Path,
+    port: int,
+    headers: Mapping[str, str],
+) -> int:
+    """Serve the front until SIGINT or SIGTERM; 0, or 1 if it cannot listen."""
+    try:
+        front = McpHttpFront(url, name=name, mode=mode, fixtures_dir=fixtures_dir,
+                             port=port, headers=headers)  # fmt: skip
+    except OSError as exc:
+        print(f"vcr_kit: cannot listen on {HOST}:{port}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    stopping = threading.Event()
+
+    def request_stop(signum: int, frame: FrameType | None) -> None:
+        stopping.set()
+
+    previous = {sig: signal.signal(sig, request_stop) for sig in _STOP_SIGNALS}
+    try:
+        front.start()
+        print(f"vcr_kit mcp on {front.url}", flush=True)
+        while not stopping.wait(0.2):  # a timed wait lets the handler run promptly
+            pass
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        front.stop()
+    return 0

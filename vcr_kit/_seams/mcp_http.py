@@ -1,0 +1,218 @@
+"""A record/replay stand-in for a remote MCP server: ``vcr_kit mcp --url URL``.
+
+An MCP client (Claude Code, claude-agent-sdk, the ``mcp`` SDK) reaches a remote
+server over Streamable HTTP: JSON-RPC POSTed to one endpoint URL. This front listens
+on 127.0.0.1 in the server's place and answers each request from the fixtures that
+``vcr_kit mcp -- CMD`` uses (``mcp_fixtures.py``: the key has no word of the
+transport); to record, it asks the server (``mcp_upstream.py``). On replay the server
+is never contacted.
+
+What the client sees, whatever the server did: each request's answer as one JSON
+body (a client accepts JSON or SSE alike), 202 for notifications and answers, 405 for
+a GET (no server-to-client stream: what a server says unasked is not part of an
+answer), and on ``initialize`` a session id of vcr_kit's own, ``vcr-kit-session-<n>``
+(the server's is kept in memory while recording, never stored nor shown). A batch
+(spec 2025-03-26) gets a list of answers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import sys
+import threading
+from collections.abc import Mapping
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Final
+
+from .._core.config import Mode
+from .mcp_fixtures import HANDSHAKE, PARSE_ERROR, answer_from_fixtures
+from .mcp_upstream import McpUpstream, UpstreamSession
+from .request_body import BODY_TIMEOUT, BadRequest, read_body
+
+__all__ = ["HOST", "SESSION_PREFIX", "McpHttpFront"]
+
+HOST: Final = "127.0.0.1"
+#: The session ids the front gives out, numbered from 1 in each process.
+SESSION_PREFIX: Final = "vcr-kit-session-"
+_INVALID: Final = {"code": -32600, "message": "Invalid Request"}
+_JSON: Final = ("content-type", "application/json")
+
+#: What ``handle_post`` answers: a status, headers and a body.
+Reply = tuple[int, list[tuple[str, str]], bytes]
+
+
+def _rpc_error(error: Mapping[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": None, "error": dict(error)}
+
+
+def _encode(payload: Any) -> bytes:
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+class McpHttpFront:
+    """Serves ``http://127.0.0.1:PORT/mcp`` (any path) in place of the server at
+    ``upstream_url``, its requests named ``name`` in the fixtures' keys."""
+
+    def __init__(
+        self,
+        upstream_url: str,
+        *,
+        name: str,
+        mode: Mode,
+        fixtures_dir: str | Path | None,
+        port: int = 0,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        self.name = name
+        self.mode = mode
+        self.fixtures_dir = fixtures_dir
+        self.upstream = McpUpstream(upstream_url, headers or {})
+        self.sessions: dict[str | None, UpstreamSession] = {}
+        self.sessions_lock = threading.Lock()
+        self.numbers = itertools.count(1)
+        self.httpd = _Server(self, port)
+        self.port: int = self.httpd.server_address[1]
+        self.url = f"http://{HOST}:{self.port}/mcp"
+        self.thread: threading.Thread | None = None
+
+    def start(self) -> McpHttpFront:
+        self.thread = threading.Thread(target=self.httpd.serve_forever,
+                                       kwargs={"poll_interval": 0.05},
+                                       name=f"vcr_kit mcp {self.url}", daemon=True)  # fmt: skip
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop accepting and close the listening socket; a request in flight (a
+        recording waiting on the server) is cut, its handler thread a daemon."""
+        if self.thread is not None:
+            self.httpd.shutdown()
+            self.thread.join()
+            self.thread = None
+        self.httpd.server_close()
+        self.upstream.close()
+
+    # -- sessions ------------------------------------------------------------------
+
+    def session(self, session_id: str | None) -> UpstreamSession:
+        """The session the client names (one it began before this front started, as
+        after a restart, is taken as it comes)."""
+        with self.sessions_lock:
+            return self.sessions.setdefault(session_id, UpstreamSession())
+
+    def new_session(self) -> tuple[str, UpstreamSession]:
+        with self.sessions_lock:
+            session_id = f"{SESSION_PREFIX}{next(self.numbers)}"
+            session = self.sessions[session_id] = UpstreamSession()
+            return session_id, session
+
+    def end_session(self, session_id: str | None, client_headers: Mapping[str, str]) -> None:
+        with self.sessions_lock:
+            session = self.sessions.pop(session_id, None)
+        if session is not None:
+            self.upstream.end(session, client_headers)
+
+    # -- one POST --------------------------------------------------------------------
+
+    def handle_post(self, body: bytes, client_headers: Mapping[str, str]) -> Reply:
+        """The reply to one POSTed JSON-RPC message or batch of them."""
+        try:
+            payload = json.loads(body)
+        except ValueError:
+            return 400, [_JSON], _encode(_rpc_error(PARSE_ERROR))
+        batch = isinstance(payload, list)
+        messages = payload if batch else [payload]
+        if not messages or not all(isinstance(m, dict) for m in messages):
+            return 400, [_JSON], _encode(_rpc_error(_INVALID))
+        headers = [_JSON]
+        if any(m.get("method") == "initialize" for m in messages):
+            session_id, session = self.new_session()
+            headers.append(("mcp-session-id", session_id))
+        else:
+            session = self.session(client_headers.get("mcp-session-id"))
+        answers = [
+            answer
+            for message in messages
+            if (answer := self.handle_message(session, message, client_headers)) is not None
+        ]
+        if not answers:
+            return 202, [], b""
+        return 200, headers, _encode(answers if batch else answers[0])
+
+    def handle_message(
+        self, session: UpstreamSession, message: dict[str, Any], client_headers: Mapping[str, str]
+    ) -> dict[str, Any] | None:
+        """A request's answer; None for a notification or an answer of the client's."""
+        method = message.get("method")
+        if method in HANDSHAKE:
+            session.handshake.append(message)
+        if isinstance(method, str) and "id" in message:
+            answer = answer_from_fixtures(
+                message, server=self.name, mode=self.mode, fixtures_dir=self.fixtures_dir,
+                ask=lambda request: self.upstream.ask(session, request, client_headers),
+            )  # fmt: skip
+            return {"jsonrpc": "2.0", "id": message["id"], **answer}
+        if isinstance(method, str) or "id" in message:
+            self.upstream.tell(session, message, client_headers)
+            return None
+        return _rpc_error(_INVALID)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128  # a client may open many connections at once
+
+    def __init__(self, front: McpHttpFront, port: int) -> None:
+        self.front = front
+        super().__init__((HOST, port), _Handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client hanging up is its business; anything else is a bug worth printing.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "vcr_kit-mcp"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # one line per request would drown the client's own output
+
+    def client_headers(self) -> dict[str, str]:
+        return {name.lower(): value for name, value in self.headers.items()}
+
+    def do_POST(self) -> None:
+        self.connection.settimeout(BODY_TIMEOUT)
+        try:
+            body = read_body(self.rfile, self.headers, BODY_TIMEOUT)
+        except BadRequest as bad:
+            self.close_connection = True  # where the next request starts is unknown
+            error = {"code": _INVALID["code"], "message": f"vcr_kit: {bad.message}"}
+            self.reply(bad.status, [_JSON], _encode(_rpc_error(error)))
+            return
+        finally:
+            with contextlib.suppress(OSError):
+                self.connection.settimeout(None)
+        self.reply(*self.server.front.handle_post(body, self.client_headers()))
+
+    def do_GET(self) -> None:
+        self.reply(405, [("allow", "POST, DELETE")], b"")
+
+    def do_DELETE(self) -> None:
+        headers = self.client_headers()
+        self.server.front.end_session(headers.get("mcp-session-id"), headers)
+        self.reply(200, [], b"")
+
+    def reply(self, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
+        self.send_response(status)
+        for name, value in headers:
+            self.send_header(name, value)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+        self.wfile.flush()
