@@ -157,7 +157,11 @@ class CorruptFixtureTest(ThreeClientsTestCase):
             "has no attribute 'get'. Run `python -m vcr_kit check` on the folder; delete the "
             "fixture or re-record it with VCR_MODE=record."
         )
-        with mock.patch.object(_http, "rebuild_response", broken):
+        # Both ways a replay builds its answer: the full one, and the one for a request
+        # that names its fixture as it is (``_engine/prepared.py``).
+        with mock.patch.object(_http, "rebuild_response", broken), mock.patch.object(
+            _http, "response_of", broken
+        ):
             for how, play in self.each_client():
                 with self.subTest(how=how):
                     got = play("Unforeseen", "replay")

@@ -33,8 +33,10 @@ class SummaryTest(unittest.TestCase):
         line = self.summary_printed()
         self.assertRegex(
             line,
-            # live: other tests may have had answers not recorded, each with its reason
-            r"^vcr_kit: \d+ replayed, \d+ recorded, \d+ missing(, \d+ live \(not recorded.*?\))?; "
+            # live: other tests may have had answers not recorded, each with its reason;
+            # faults: other tests may have had faults injected
+            r"^vcr_kit: \d+ replayed, \d+ recorded, \d+ missing(, \d+ live \(not recorded.*?\))?"
+            r"(, \d+ faults? injected)?; "
             r"\$\d+\.\d{4} of API calls replayed, \$\d+\.\d{4} recorded(; .+/ \(\d+ files\))+"
             # other tests in this process may have re-recorded a fixture
             r"(; answer changed: .+)?\n$",
