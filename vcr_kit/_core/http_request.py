@@ -84,9 +84,11 @@ def request_parts(request: httpx2.Request) -> RequestParts:
     if request.url.query:  # parsed only when there is one (a GET with a limit, say)
         # Pairs as lists, as the file holds them: replay compares the two with ``==``.
         stored["query"] = [list(pair) for pair in sorted(request.url.params.multi_items())]
+    headers = request.headers
     for header in _KEYED_HEADERS:
-        if header in request.headers:
-            stored[header] = request.headers[header]
+        value = headers.get(header)  # one look-up (each walks every header)
+        if value is not None:
+            stored[header] = value
     return RequestParts(stored, finite, text, floats=bool(floats) or not finite)
 
 
