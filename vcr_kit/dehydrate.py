@@ -444,11 +444,36 @@ def _prepared(
     return active, _resolve_paths(active, cwd, home)
 
 
-def rules_in_force() -> tuple[tuple[AnyRule, ...], tuple[tuple[str, str], ...]]:
+RulesInForce = tuple[tuple[AnyRule, ...], tuple[tuple[str, str], ...]]
+#: The last ``rules_in_force`` of the default rules, and what their paths came from.
+_default_in_force: list[tuple[tuple[str | None, ...], RulesInForce]] = []
+
+
+def rules_in_force() -> RulesInForce:
     """The rules a ``dehydrate`` now would apply and the paths it would replace: equal
-    values mean equal results, so a result may be kept while this stays equal."""
+    values mean equal results, so a result may be kept while this stays equal.
+
+    Runs on every replay. The default rules' paths come from the cwd, ``$HOME``,
+    ``$CLAUDE_CONFIG_DIR`` and the temporary folder ``tempfile`` chose, and nothing
+    else: while those stay the same, the same value (the same object) is given again
+    without resolving them. Other rules' paths are resolved every time (a user's rule
+    may find its path anywhere)."""
+    if _active_rules(None) is not DEFAULT_RULES:
+        active, paths = _prepared(None, None, None)
+        return active, tuple(paths.items())
+    inputs = (
+        os.getcwd(),
+        os.environ.get("HOME"),
+        os.environ.get("CLAUDE_CONFIG_DIR"),
+        tempfile.tempdir,
+    )
+    if _default_in_force and _default_in_force[0][0] == inputs:
+        return _default_in_force[0][1]
     active, paths = _prepared(None, None, None)
-    return active, tuple(paths.items())
+    in_force = (active, tuple(paths.items()))
+    if tempfile.tempdir == inputs[3]:  # not chosen by this very call (then key on it next)
+        _default_in_force[:] = [(inputs, in_force)]
+    return in_force
 
 
 def _dehydrate_with(s: str, rules: tuple[AnyRule, ...], paths: Paths) -> str:

@@ -84,6 +84,40 @@ class ReplayCacheTest(unittest.TestCase):
             ask(sdk, question)  # here it is the cwd: keyed as [CWD]/notes.txt, not recorded
         self.assertIn("Fixture missing", str(caught.exception))
 
+    def test_a_request_the_default_rules_now_change_is_not_answered_by_its_old_file(
+        self,
+    ) -> None:
+        # The default rules' paths are kept while the cwd and $HOME stay the same.
+        home = "/vcr-kit-elsewhere/someone"
+        question = f"what is in {home}/notes.txt?"
+        self.record(question)  # recorded elsewhere: the folder is text like any other
+        sdk = self.replayer()
+        self.assertEqual(ask(sdk, question), f"Echo: {question}")
+        patch_env(self, VCR_REPORT="0", HOME=home)
+        with self.assertRaises(FixtureMissingError) as caught:
+            ask(sdk, question)  # now it is the home folder: keyed as [HOME]/notes.txt
+        self.assertIn("Fixture missing", str(caught.exception))
+
+    def test_a_price_set_after_the_first_replay_prices_the_next_one(self) -> None:
+        # A kept fixture keeps its usage priced; set_price must still take effect.
+        from vcr_kit import Price, reset_session_cost, session_cost, set_price
+        from vcr_kit._ledger import cost as _cost
+
+        self.record("priced question")
+        sdk = self.replayer()
+        self.addCleanup(_cost._overrides.clear)
+        self.addCleanup(reset_session_cost)
+        reset_session_cost()
+        ask(sdk, "priced question")
+        listed = session_cost()
+        self.assertGreater(listed.input_tokens, 0)
+        self.assertLess(listed.usd, 1)
+        set_price(MODEL, Price(1_000_000, 0, 0, 0, 0))  # $1 per input token
+        reset_session_cost()
+        ask(sdk, "priced question")
+        self.assertAlmostEqual(session_cost().usd, listed.input_tokens)
+
 
 if __name__ == "__main__":
     unittest.main()
+

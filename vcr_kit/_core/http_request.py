@@ -84,8 +84,12 @@ def request_parts(request: httpx2.Request) -> RequestParts:
     if request.url.query:  # parsed only when there is one (a GET with a limit, say)
         # Pairs as lists, as the file holds them: replay compares the two with ``==``.
         stored["query"] = [list(pair) for pair in sorted(request.url.params.multi_items())]
+    # Looked up by name only when the raw names hold it: a look-up of a header that
+    # is not there (the common case) costs more than the rest of this function, as the
+    # HTTP library first works out the encoding of every header of a new request.
+    named = {key.lower() for key, _ in request.headers.raw}
     for header in _KEYED_HEADERS:
-        if header in request.headers:
+        if header.encode("ascii") in named:
             stored[header] = request.headers[header]
     return RequestParts(stored, finite, text, floats=bool(floats) or not finite)
 

@@ -203,6 +203,9 @@ def give_ids_text(text: str, fixture_stem: str, live: dict[str, str] | None = No
 
 #: ``give_ids_bytes`` encodes at most this many characters at once.
 _ENCODE_CHUNK: Final = 1 << 20
+#: An answer up to this long gets its ids in one substitution (a second text of it
+#: costs little; the pieces cost more time than they save memory).
+_AT_ONCE: Final = 1 << 16
 
 
 def give_ids_bytes(text: str, fixture_stem: str, live: dict[str, str] | None = None) -> bytes:
@@ -211,6 +214,8 @@ def give_ids_bytes(text: str, fixture_stem: str, live: dict[str, str] | None = N
     its bytes, never also as a second text with the ids in it."""
     if "_vcr" not in text:
         return text.encode("utf-8")
+    if len(text) <= _AT_ONCE:  # small: one substitution in C, then its bytes
+        return _STORED_ID.sub(_replacer(fixture_stem, live), text).encode("utf-8")
     replace = _replacer(fixture_stem, live)
     out = io.BytesIO()
     done = 0

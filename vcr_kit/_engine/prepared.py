@@ -27,13 +27,14 @@ from typing import Any
 
 from .._core.http_request import RequestParts, undehydrated_key
 from .._core.keys import canonical_json
-from .._store.cache import CachedFixture, cached_fixture
+from .._ledger.cost import PricedUsage, priced_usage, prices_state
+from .._store.cache import CachedFixture, cached_fixture_in
 from ..dehydrate import dehydrate_json, placeholders, rules_in_force
 from ..errors import VCRError
 from .http_codec import rendered_answer
 from .policy import served
 
-__all__ = ["Prepared", "answer_head", "fixture_usage", "prepared_replay", "rendered"]
+__all__ = ["Prepared", "answer_head", "fixture_cost", "prepared_replay", "rendered"]
 
 Prepared = tuple[Path, CachedFixture]
 
@@ -42,14 +43,13 @@ def prepared_replay(folder: Path, parts: RequestParts) -> Prepared | None:
     """The fixture that answers ``parts`` when the request holds nothing a rule
     changes, or None when that is not certain (the full way decides then)."""
     name, data = undehydrated_key(parts)
-    path = folder / name
-    fixture = cached_fixture(path)
+    fixture = cached_fixture_in(folder, name)
     if fixture is None:
         return None
-    facts = _facts(path, fixture)
+    facts = _facts(fixture.path, fixture)
     if facts is None or facts["request_bytes"] != data or not _left_as_is(fixture):
         return None
-    return path, fixture
+    return fixture.path, fixture
 
 
 def answer_head(fixture: CachedFixture) -> dict[str, Any]:
@@ -59,10 +59,13 @@ def answer_head(fixture: CachedFixture) -> dict[str, Any]:
     return head
 
 
-def fixture_usage(fixture: CachedFixture) -> list[Any]:
-    """The fixture's usage entries (for the ledger)."""
-    entries: list[Any] = fixture.memo["facts"]["usage"]
-    return entries
+def fixture_cost(fixture: CachedFixture) -> PricedUsage:
+    """The fixture's usage priced (for the ledger), once per fixture while the price
+    table stays the same (``set_price`` changes it)."""
+    kept: PricedUsage | None = fixture.memo.get("priced")
+    if kept is None or kept.state != prices_state():
+        kept = fixture.memo["priced"] = priced_usage(fixture.memo["facts"]["usage"])
+    return kept
 
 
 def rendered(fixture: CachedFixture) -> str | bytes:

@@ -43,7 +43,7 @@ from .http_codec import (
 from .live import live_call, to_local_proxy
 from .misses import keyless_missing_message, near_miss_hint
 from .policy import Outcome, replay_or_record
-from .prepared import answer_head, fixture_usage, prepared_replay, rendered
+from .prepared import answer_head, fixture_cost, prepared_replay, rendered
 from .steps import Steps, run_awaiting, run_blocking
 
 if TYPE_CHECKING:  # at run time a request may be httpx2's or httpx's (anthropic 0.x): same API
@@ -231,7 +231,7 @@ class HttpRecorder:
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise unreadable(path, f"{type(exc).__name__}: {exc}") from exc
-        note(Event.REPLAYED, path, usage=fixture_usage(fixture))
+        note(Event.REPLAYED, path, usage=fixture_cost(fixture))
         return response
 
     def _own_fault(self, exc: Exception, request: httpx2.Request) -> VCRError:

@@ -20,11 +20,15 @@ from .prices import BATCH_RATE, PRICES, Price, base_model_id
 
 __all__ = [
     "ModelCost",
+    "PricedUsage",
     "SessionCost",
     "UnknownModelPriceWarning",
+    "add_priced",
     "add_usage",
     "cost_of",
     "price_for",
+    "priced_usage",
+    "prices_state",
     "reset_session_cost",
     "session_cost",
     "set_price",
@@ -85,12 +89,21 @@ _lock = threading.Lock()
 _by_model: dict[str, ModelCost] = {}
 _overrides: dict[str, Price] = {}
 _warned: set[str] = set()
+_prices_version = [0]  # moved by every set_price
 
 
 def set_price(model: str, price: Price) -> None:
     """Add or override the price of a model id (dated ids resolve to their base id)."""
     with _lock:
         _overrides[base_model_id(model)] = price
+        _prices_version[0] += 1
+
+
+def prices_state() -> tuple[int, int]:
+    """Equal while the price table is the same: a cost priced under one state may be
+    kept and counted again while this stays equal. (The overrides' count is in it too,
+    so that clearing them, as a test's clean-up does, also changes it.)"""
+    return _prices_version[0], len(_overrides)
 
 
 def price_for(model: str) -> Price | None:
@@ -188,10 +201,21 @@ def counted_by_caller() -> Iterator[None]:
         _inside_cassette.reset(token)
 
 
-def add_usage(entries: Iterable[Mapping[str, Any]]) -> float:
-    """Add ``{"model": ..., "usage": {...}}`` entries to the session; return their USD."""
-    if _inside_cassette.get():
-        return 0.0
+@dataclass(frozen=True)
+class PricedUsage:
+    """A response's usage entries priced: each (model, cost), and their USD together,
+    under the price table as it was at ``state`` (``prices_state``). A replayed fixture
+    prices its usage once and counts the same ``PricedUsage`` on every replay."""
+
+    state: tuple[int, int]
+    costs: tuple[tuple[str, ModelCost], ...]
+    usd: float
+
+
+def priced_usage(entries: Iterable[Mapping[str, Any]]) -> PricedUsage:
+    """``{"model": ..., "usage": {...}}`` entries priced now (nothing counted yet)."""
+    state = prices_state()
+    costs: list[tuple[str, ModelCost]] = []
     total = 0.0
     for entry in entries:
         model = str(entry.get("model") or "unknown")
@@ -202,9 +226,25 @@ def add_usage(entries: Iterable[Mapping[str, Any]]) -> float:
         if entry.get("batch"):  # an answer of the Message Batches API
             cost = dataclasses.replace(cost, usd=cost.usd * BATCH_RATE)
         total += cost.usd
-        with _lock:
+        costs.append((model, cost))
+    return PricedUsage(state, tuple(costs), total)
+
+
+def add_priced(priced: PricedUsage) -> float:
+    """Add what ``priced_usage`` priced to the session; return its USD."""
+    if _inside_cassette.get():
+        return 0.0
+    with _lock:
+        for model, cost in priced.costs:
             _by_model[model] = _by_model.get(model, ModelCost()) + cost
-    return total
+    return priced.usd
+
+
+def add_usage(entries: Iterable[Mapping[str, Any]]) -> float:
+    """Add ``{"model": ..., "usage": {...}}`` entries to the session; return their USD."""
+    if _inside_cassette.get():
+        return 0.0  # nothing priced either: the enclosing cassette counts (and warns)
+    return add_priced(priced_usage(entries))
 
 
 def session_cost() -> SessionCost:

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import lru_cache
 from pathlib import Path
 
 
@@ -69,6 +70,13 @@ _not_recorded: Counter[str] = Counter()
 _open_journals: list[Journal] = []
 
 
+@lru_cache(maxsize=256)
+def folder_of(path: Path) -> Path:
+    """``path.parent``, kept: every replay notes its fixture's folder (twice), and
+    ``parent`` builds a new path each time (a replayed fixture's path is one object)."""
+    return path.parent
+
+
 def add(event: Event, path: Path | None, cost_usd: float = 0.0, detail: str = "") -> None:
     """Count one entry in the totals and in every open journal."""
     entry = Entry(event, path, cost_usd, detail)
@@ -77,7 +85,7 @@ def add(event: Event, path: Path | None, cost_usd: float = 0.0, detail: str = ""
         if event is Event.REPLAYED:
             _replayed_cost[0] += cost_usd
         if path is not None:
-            _fixture_dirs.add(path.parent)
+            _fixture_dirs.add(folder_of(path))
             if event is Event.LIVE and detail:
                 _not_recorded[detail] += 1
         for journal in _open_journals:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from . import journal, runs
-from .cost import add_usage
+from .cost import PricedUsage, add_priced, add_usage
 from .journal import Event
 from .summary import register_summary
 
@@ -23,16 +23,20 @@ def note(
     event: Event,
     path: Path | None,
     *,
-    usage: Iterable[Mapping[str, Any]] = (),
+    usage: Iterable[Mapping[str, Any]] | PricedUsage = (),
     detail: str = "",
     changed: bool = False,
 ) -> None:
     """``event`` happened to the fixture at ``path`` (None: no fixture; ``detail`` says
     what instead). ``usage``: the answer's (model, usage) entries, counted in the
-    session cost as a live call's would be. ``changed``: a re-record replaced a
+    session cost as a live call's would be (or the same already priced, which a
+    replayed fixture keeps). ``changed``: a re-record replaced a
     different answer (the summary names it)."""
     register_summary()
-    cost = add_usage(usage) if usage else 0.0
+    if isinstance(usage, PricedUsage):
+        cost = add_priced(usage)
+    else:
+        cost = add_usage(usage) if usage else 0.0
     journal.add(event, path, cost, detail)
     runs.note(event.value, path, cost)
     if changed and path is not None:

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from .._core.config import in_tox, run_complete_word, run_id_variable, set_run_id
+from .journal import folder_of
 
 RUNS_FOLDER: Final = ".runs"
 #: Run folders kept per fixtures folder; older ones are removed by the next writer.
@@ -108,9 +109,10 @@ def note(event: str, path: Path | None, cost_usd: float = 0.0) -> None:
         return
     with _lock:
         _register()
-        _used.setdefault(path.parent, set()).add(path.name)
+        folder = folder_of(path)
+        _used.setdefault(folder, set()).add(path.name)
         if _current_test[0]:
-            users = _tests.setdefault(path.parent, {}).setdefault(path.name, set())
+            users = _tests.setdefault(folder, {}).setdefault(path.name, set())
             users.add(_current_test[0])
         if event == "recorded":
             _recorded_usd[0] += cost_usd

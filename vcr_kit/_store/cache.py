@@ -37,6 +37,7 @@ __all__ = [
     "MAX_CACHED_TOTAL",
     "CachedFixture",
     "cached_fixture",
+    "cached_fixture_in",
 ]
 
 #: Fixtures kept parsed at once (the least recently used one goes first).
@@ -80,7 +81,17 @@ def cached_fixture(path: Path) -> CachedFixture | None:
     """The fixture at ``path`` parsed, from the cache when the file is unchanged; None
     when there is no usable one (no file, not a regular file, too large to keep, not
     readable or not a fixture: the caller's ordinary read then says what is wrong)."""
-    key = str(path)
+    return _cached(str(path), path)
+
+
+def cached_fixture_in(folder: Path, name: str) -> CachedFixture | None:
+    """``cached_fixture(folder / name)``, with no new ``Path`` while the file is kept
+    (building one costs more than the ``stat``): the kept fixture's ``path`` is
+    ``folder / name``, the same object on every call."""
+    return _cached(os.path.join(str(folder), name), None)
+
+
+def _cached(key: str, path: Path | None) -> CachedFixture | None:
     try:
         info = os.stat(key)
     except OSError:
@@ -93,6 +104,8 @@ def cached_fixture(path: Path) -> CachedFixture | None:
         if entry is not None and entry[0] == identity:
             _cache.move_to_end(key)
             return entry[1]
+    if path is None:
+        path = Path(key)
     try:
         data = read_fixture_bytes(path, MAX_CACHED_BYTES)
         parse_document(data, path)  # only a fixture that parses is kept
