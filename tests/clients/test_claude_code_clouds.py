@@ -247,11 +247,15 @@ class RecordingWithoutCredentialsTest(unittest.TestCase):
             self,
             VCR_REPORT="0",
             ANTHROPIC_FOUNDRY_API_KEY="",
-            ANTHROPIC_FOUNDRY_RESOURCE="",
             ANTHROPIC_FOUNDRY_BASE_URL="http://127.0.0.1:9/anthropic",
             ANTHROPIC_VERTEX_BASE_URL="http://127.0.0.1:9/v1",
             GOOGLE_APPLICATION_CREDENTIALS=str(self.folder / "missing.json"),
         )
+        # Unset, not blank: releases before 1.x take "" for a resource name, and then
+        # refuse a base URL beside it.
+        resource = os.environ.pop("ANTHROPIC_FOUNDRY_RESOURCE", None)
+        if resource is not None:
+            self.addCleanup(os.environ.__setitem__, "ANTHROPIC_FOUNDRY_RESOURCE", resource)
         self.logged: list[str] = []
         self.proxy = Proxy(mode="auto", fixtures_dir=self.fixtures, log=self.logged.append)
         self.proxy.start()
