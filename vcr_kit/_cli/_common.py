@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 from typing import Protocol
 
 from .._core.config import Mode, parse_mode
@@ -25,6 +30,36 @@ class Command(Protocol):
 
 
 USAGE_ERROR = 2
+
+#: The signals that stop ``serve``, ``run`` and the MCP fronts (Ctrl-C, a process manager).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextmanager
+def on_stop_signals(handle: Callable[[int], None]) -> Iterator[None]:
+    """While the block runs, SIGINT and SIGTERM call ``handle(signum)`` instead of
+    their own handlers, which are put back after."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        handle(signum)
+
+    previous = {sig: signal.signal(sig, handler) for sig in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, own in previous.items():
+            signal.signal(sig, own)
+
+
+def serve_until_stopped(announce: Callable[[], None]) -> None:
+    """Call ``announce`` (start, print the address), then return once SIGINT or SIGTERM
+    arrives. The handlers are in place before ``announce``: a caller that stops the
+    server as soon as it reads the address is never met by the default handler."""
+    stopping = threading.Event()
+    with on_stop_signals(lambda signum: stopping.set()):
+        announce()
+        while not stopping.wait(0.2):  # a timed wait lets the handler run promptly
+            pass
 
 
 def add_folder(parser: argparse.ArgumentParser) -> None:

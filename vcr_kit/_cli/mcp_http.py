@@ -8,22 +8,17 @@ SIGTERM. Exit 1 when it cannot listen.
 
 from __future__ import annotations
 
-import signal
 import sys
-import threading
 from collections.abc import Mapping
 from pathlib import Path
-from types import FrameType
 from urllib.parse import urlsplit
 
 from .._core.config import Mode
 from .._seams.mcp_http import HOST, McpHttpFront
 from ..dehydrate import dehydrate
+from ._common import serve_until_stopped
 
 __all__ = ["default_name", "parse_header", "serve_http"]
-
-_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
 
 def default_name(url: str) -> str:
     """The server's name in the keys when ``--name`` is not given: the URL's host and
@@ -57,19 +52,13 @@ def serve_http(
     except OSError as exc:
         print(f"vcr_kit: cannot listen on {HOST}:{port}: {exc.strerror or exc}", file=sys.stderr)
         return 1
-    stopping = threading.Event()
 
-    def request_stop(signum: int, frame: FrameType | None) -> None:
-        stopping.set()
-
-    previous = {sig: signal.signal(sig, request_stop) for sig in _STOP_SIGNALS}
-    try:
+    def announce() -> None:
         front.start()
         print(f"vcr_kit mcp on {front.url}", flush=True)
-        while not stopping.wait(0.2):  # a timed wait lets the handler run promptly
-            pass
+
+    try:
+        serve_until_stopped(announce)
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
         front.stop()
     return 0

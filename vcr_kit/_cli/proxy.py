@@ -12,12 +12,9 @@ from __future__ import annotations
 import argparse
 import atexit
 import os
-import signal
 import subprocess
 import sys
-import threading
 from collections.abc import Sequence
-from types import FrameType
 
 from .._core.config import claude_code_clouds
 from .._core.credentials import REPLAY_API_KEY, with_stand_in_key
@@ -25,11 +22,10 @@ from .._ledger.summary import print_summary, summary_line
 from .._seams.cloud_upstream import CHILD_PATHS
 from .._seams.proxy import Proxy, ProxyError
 from ..errors import ConfigError
-from ._common import add_store_options, mode_of
+from ._common import add_store_options, mode_of, on_stop_signals, serve_until_stopped
 
 __all__ = ["run_main", "serve_main"]
 
-_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 #: After SIGINT or SIGTERM, how long in-flight requests may finish before their
 #: connections are shut: a stop is asked for now, whatever a client is doing.
 STOP_GRACE = 3.0
@@ -87,13 +83,8 @@ def serve_main(argv: Sequence[str] | None = None) -> int:
     proxy = _start(args)
     if proxy is None:
         return 1
-    stopping = threading.Event()
 
-    def request_stop(signum: int, frame: FrameType | None) -> None:
-        stopping.set()
-
-    previous = {sig: signal.signal(sig, request_stop) for sig in _STOP_SIGNALS}
-    try:
+    def announce() -> None:
         print(f"vcr_kit proxy on {proxy.url}", flush=True)
         if proxy.needs_stand_in_key():
             print(
@@ -101,11 +92,10 @@ def serve_main(argv: Sequence[str] | None = None) -> int:
                 f"ANTHROPIC_API_KEY={REPLAY_API_KEY}",
                 flush=True,
             )
-        while not stopping.wait(0.2):  # a timed wait lets the handler run promptly
-            pass
+
+    try:
+        serve_until_stopped(announce)
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
         proxy.stop(STOP_GRACE)  # in-flight requests finish first, or fail and record nothing
     _final_summary()
     return 0
@@ -161,17 +151,13 @@ def run_main(argv: Sequence[str] | None = None) -> int:
             print(f"vcr_kit: cannot run {command[0]}: {exc.strerror or exc}", file=sys.stderr)
             return 127
 
-        def forward(signum: int, frame: FrameType | None) -> None:
+        def forward(signum: int) -> None:
             # The child decides when to stop; the proxy serves it until it has.
             signalled.append(signum)
             child.send_signal(signum)
 
-        previous = {sig: signal.signal(sig, forward) for sig in _STOP_SIGNALS}
-        try:
+        with on_stop_signals(forward):
             status = child.wait()
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
     finally:
         # Asked to stop: what a grandchild still has in flight fails within seconds.
         if signalled:
