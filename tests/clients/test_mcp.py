@@ -8,7 +8,9 @@ Replay runs offline (``unshare -n``), in CI, with the server's command missing f
 
 from __future__ import annotations
 
+import io
 import json
+import shutil
 import subprocess
 import sys
 import threading
@@ -18,6 +20,8 @@ from typing import Any
 
 from tests.clients.test_proxy import offline
 from tests.support.env import environ_without_vcr, temp_dir
+from vcr_kit._core.config import Mode
+from vcr_kit._seams.mcp_stdio import McpRelay
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = ROOT / "examples" / "claude_code" / "clock_server.py"
@@ -153,6 +157,33 @@ class McpRelayTest(unittest.TestCase):
             "its output is on stderr",
         )
         self.assertEqual(list(self.fixtures.glob("mcp-*.json")), [])
+
+
+class ServerGoneAtOnceTest(unittest.TestCase):
+    def test_a_server_that_exits_at_once_is_answered_never_awaited(self) -> None:
+        # A server whose output ends before the relay has registered its first request
+        # (``true`` exits in a millisecond) once left that request waiting forever.
+        # Each try is a real server process; several tries meet the race.
+        command = shutil.which("true")
+        if command is None:
+            self.skipTest("no `true` command here")
+        fixtures = temp_dir(self, prefix="vcr-mcp-gone-") / "fixtures"
+        request = json.dumps(HANDSHAKE[0]).encode() + b"\n"
+        for attempt in range(10):
+            out = io.BytesIO()
+            relay = McpRelay([command], name="gone", mode=Mode.RECORD, fixtures_dir=fixtures,
+                             client_in=io.BytesIO(request), client_out=out)  # fmt: skip
+            serving = threading.Thread(target=relay.serve, daemon=True)
+            serving.start()
+            serving.join(timeout=30)
+            self.assertFalse(serving.is_alive(), f"try {attempt}: still waiting for the server")
+            (answer,) = [json.loads(line) for line in out.getvalue().splitlines()]
+            self.assertEqual(
+                answer["error"]["message"],
+                "vcr_kit: the MCP server 'gone' exited before answering 'initialize'; "
+                "its output is on stderr",
+            )
+        self.assertEqual(list(fixtures.glob("mcp-*.json")), [])
 
 
 if __name__ == "__main__":

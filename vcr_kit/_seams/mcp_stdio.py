@@ -59,6 +59,10 @@ class McpRelay:
         self.server: subprocess.Popen[bytes] | None = None
         self.pending: dict[Any, Queue[dict[str, Any] | None]] = {}
         self.pending_lock = threading.Lock()
+        #: Set (under ``pending_lock``) once the server's output has ended: a request
+        #: sent after that must not wait for an answer that can no longer come.
+        self.server_ended = False
+        self.server_reader: threading.Thread | None = None
         #: The client's handshake, given again to a server started mid-session.
         self.handshake: list[dict[str, Any]] = []
 
@@ -134,7 +138,10 @@ class McpRelay:
     def exchange(self, request: dict[str, Any]) -> dict[str, Any]:
         waiting: Queue[dict[str, Any] | None] = Queue(maxsize=1)
         with self.pending_lock:
-            self.pending[request["id"]] = waiting
+            if self.server_ended:  # it exited before this request was registered
+                waiting.put(None)
+            else:
+                self.pending[request["id"]] = waiting
         try:
             self.to_server(request)
             answer = waiting.get()
@@ -164,7 +171,10 @@ class McpRelay:
                 f"cannot start the MCP server {self.command[0]!r}: {exc.strerror or exc}. "
                 "Install it to record; replaying needs only the fixtures."
             ) from None
-        threading.Thread(target=self.from_server, name="vcr_kit mcp server", daemon=True).start()
+        self.server_reader = threading.Thread(
+            target=self.from_server, name="vcr_kit mcp server", daemon=True
+        )
+        self.server_reader.start()
         for message in self.handshake:  # the server must know the client first
             if message is current:
                 continue
@@ -203,6 +213,7 @@ class McpRelay:
                     continue
             self.to_client(message)  # a notification, or a request to the client
         with self.pending_lock:
+            self.server_ended = True
             for waiting in self.pending.values():
                 waiting.put(None)
 
@@ -217,3 +228,8 @@ class McpRelay:
         except subprocess.TimeoutExpired:
             server.terminate()
             server.wait()
+        reader, self.server_reader = self.server_reader, None
+        if reader is not None:
+            reader.join(timeout=5)  # the server has exited: its output ends at once
+        if server.stdout is not None and (reader is None or not reader.is_alive()):
+            server.stdout.close()
