@@ -335,6 +335,23 @@ class CommandLineTest(ProxyTestCase):
         self.assertRegex(done.stdout, r"^http://127\.0\.0\.1:\d+\n$")
         self.assertEqual(done.stderr, "vcr_kit: no requests\n")
 
+    def test_run_has_claude_code_wait_for_its_mcp_servers(self) -> None:
+        # Connected in the background, a slow MCP server's tools are in Claude Code's
+        # first request or not by timing, and it would not replay; a user's own value
+        # of the switch is kept.
+        show = "import os; print(os.environ.get('MCP_CONNECTION_NONBLOCKING'))"
+        for given, seen in ((None, "0"), ("1", "1")):
+            env = self.env()
+            env.pop("MCP_CONNECTION_NONBLOCKING", None)
+            if given is not None:
+                env["MCP_CONNECTION_NONBLOCKING"] = given
+            done = run_captured(
+                [sys.executable, "-m", "vcr_kit", "run", "--fixtures", str(self.fixtures),
+                 "--", sys.executable, "-c", show],
+                cwd=self.tmp, env=env, timeout=60,
+            )  # fmt: skip
+            self.assertEqual((done.returncode, done.stdout), (0, f"{seen}\n"), done.stderr)
+
     def test_run_without_a_command_is_a_usage_error(self) -> None:
         done = run_captured(
             [sys.executable, "-m", "vcr_kit", "run", "--port", "0"],

@@ -101,6 +101,10 @@ def serve_main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+#: Claude Code's switch for connecting MCP servers in the background ("0": wait for them).
+MCP_WAIT_VARIABLE = "MCP_CONNECTION_NONBLOCKING"
+
+
 def _pointed_at(env: dict[str, str], cloud: str, url: str) -> dict[str, str]:
     """``env`` with Claude Code's ``cloud`` base URL at the proxy and its own
     authentication for that platform skipped: the proxy authenticates upstream itself
@@ -143,6 +147,11 @@ def run_main(argv: Sequence[str] | None = None) -> int:
         env = with_stand_in_key(env)
     for cloud in claude_code_clouds():  # Claude Code on a cloud: the proxy authenticates
         env = _pointed_at(env, cloud, proxy.url)
+    # Claude Code connects its MCP servers in the background by default: whether a slow
+    # server's tools are in the first request then depends on timing (a server started
+    # to record is slower than one replayed), and the request would not replay. Waiting
+    # for them makes the first request the same on every run; a user's own choice stays.
+    env.setdefault(MCP_WAIT_VARIABLE, "0")
     signalled: list[int] = []
     try:
         try:
