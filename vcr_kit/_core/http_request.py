@@ -103,15 +103,21 @@ def undehydrated_key(parts: RequestParts) -> tuple[str, bytes]:
 
 
 def request_key(
-    request: httpx2.Request, parts: RequestParts | None = None
+    request: httpx2.Request,
+    parts: RequestParts | None = None,
+    undehydrated: tuple[str, bytes] | None = None,
 ) -> tuple[str, dict[str, Any]]:
     """The fixture name and the stored (dehydrated) form of ``request`` (``parts``:
-    the request already parsed by ``request_parts``)."""
+    the request already parsed by ``request_parts``; ``undehydrated``: its
+    ``undehydrated_key``, if the caller has it, whose name is the answer when no rule
+    can change the request)."""
     if parts is None:
         parts = request_parts(request)
     stored = parts.stored
     if parts.text is not None and json_text_may_change(parts.text):  # most: one scan, no walk
         stored = {**stored, "body": dehydrate_json(stored["body"])}
+    elif undehydrated is not None:  # nothing to change: the same bytes, hashed already
+        return undehydrated[0], stored
     name = http_name(
         stored["method"], stored["path"], stored, finite=parts.finite, floats=parts.floats
     )

@@ -25,7 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .._core.http_request import RequestParts, undehydrated_key
+from .._core.http_request import RequestParts
 from .._core.keys import canonical_json
 from .._ledger.cost import PricedUsage, priced_usage, prices_state
 from .._store.cache import CachedFixture, cached_fixture_in
@@ -39,10 +39,13 @@ __all__ = ["Prepared", "answer_head", "fixture_cost", "prepared_replay", "render
 Prepared = tuple[Path, CachedFixture]
 
 
-def prepared_replay(folder: Path, parts: RequestParts) -> Prepared | None:
-    """The fixture that answers ``parts`` when the request holds nothing a rule
-    changes, or None when that is not certain (the full way decides then)."""
-    name, data = undehydrated_key(parts)
+def prepared_replay(
+    folder: Path, parts: RequestParts, undehydrated: tuple[str, bytes]
+) -> Prepared | None:
+    """The fixture that answers ``parts`` (whose ``undehydrated_key`` is
+    ``undehydrated``) when the request holds nothing a rule changes, or None when that
+    is not certain (the full way decides then)."""
+    name, data = undehydrated
     fixture = cached_fixture_in(folder, name)
     if fixture is None:
         return None

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from .._core.config import Mode, Settings, cloud_base_urls, load_settings
 from .._core.credentials import credentials_in, has_real_key, uses_stand_in_key
-from .._core.http_request import request_key, request_parts, with_live_ids
+from .._core.http_request import request_key, request_parts, undehydrated_key, with_live_ids
 from .._core.platforms import platform_of
 from .._core.schema import FORMAT_KEY, FORMAT_VERSION, Document, problems
 from .._core.storable import answer_refusal
@@ -122,11 +122,14 @@ class HttpRecorder:
                 _note_live(request)
                 return response
             parts = request_parts(request)
+            undehydrated = None
             if self.settings.mode is not Mode.RECORD:
-                found = prepared_replay(self.settings.fixtures_dir, parts)
+                undehydrated = undehydrated_key(parts)
+                found = prepared_replay(self.settings.fixtures_dir, parts, undehydrated)
                 if found is not None:  # the request as it is names its fixture: served
                     return self._replayed(*found, request)
-            name, stored_request = request_key(request, parts)
+            # A miss that no rule can change keeps the name just computed (not hashed again).
+            name, stored_request = request_key(request, parts, undehydrated)
             path = self.settings.fixtures_dir / name
             ids: dict[str, str] = {}
 
