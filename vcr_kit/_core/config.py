@@ -165,9 +165,18 @@ def project_root(start: Path | None = None) -> Path:
     """The nearest folder, from the cwd upwards, that looks like a project root."""
     here = (start or Path.cwd()).resolve()
     for folder in (here, *here.parents):
-        if any((folder / marker).exists() for marker in _PROJECT_MARKERS):
+        if any(_is_there(folder / marker) for marker in _PROJECT_MARKERS):
             return folder
     return here
+
+
+def _is_there(path: Path) -> bool:
+    """Whether ``path`` exists; one this user may not look at (a parent folder it
+    cannot enter) is not taken as a marker, rather than failing every test."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
 
 
 @dataclass(frozen=True)
