@@ -31,8 +31,9 @@ from tests.support.env import environ_without_vcr, run_captured, temp_dir
 from tests.support.loopback_case import LoopbackTestCase, create
 from vcr_kit._engine import recorder as _http
 
-#: Longer than any path through vcr_kit, shorter than the SDK's first retry back-off.
-AT_ONCE = 0.45
+#: Shorter than the SDK's two retry back-offs together (0.5 s and 1 s, each less up to
+#: a quarter of jitter: at least 1.125 s), with room for a slow shared machine.
+AT_ONCE = 1.1
 
 
 class ThreeClientsTestCase(LoopbackTestCase):

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import unittest
 from pathlib import Path
+from typing import Any
+from unittest import mock
 
 from tests.support.env import patch_env, temp_dir, working_dir
 from tests.support.loopback_server import LoopbackServer
@@ -60,6 +63,40 @@ class ReplayCacheTest(unittest.TestCase):
             file.write(data.replace(b"Echo: first question", b"Echo: FIRST QUESTION"))
         self.assertEqual(path.stat().st_size, len(data))
         self.assertEqual(ask(sdk, "first question"), "Echo: FIRST QUESTION")
+
+    def test_an_edit_the_timestamps_cannot_show_is_still_read(self) -> None:
+        # A filesystem that stamps files in whole seconds (or a kernel's coarse clock):
+        # the edit below, made within the same step, leaves inode, size and both times
+        # as they were. The step is frozen at the recording's own time.
+        path = self.record("third question")
+        real_stat = os.stat
+        stamp = real_stat(path).st_ctime_ns
+
+        def coarse_stat(target: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+            info = real_stat(target, *args, **kwargs)
+            if os.fspath(target) != str(path):
+                return info
+            fields = list(info)
+            fields[stat.ST_MTIME] = fields[stat.ST_CTIME] = stamp // 10**9
+            extra = {name: getattr(info, name) for name in ("st_atime", "st_atime_ns")}
+            extra.update(st_mtime=stamp / 1e9, st_ctime=stamp / 1e9)
+            return os.stat_result(fields, {**extra, "st_mtime_ns": stamp, "st_ctime_ns": stamp})
+
+        sdk = self.replayer()
+        with mock.patch("os.stat", coarse_stat):
+            before = os.stat(path)
+            self.assertEqual(ask(sdk, "third question"), "Echo: third question")
+            self.assertEqual(ask(sdk, "third question"), "Echo: third question")
+            with open(path, "r+b") as file:
+                data = file.read()
+                file.seek(0)
+                file.write(data.replace(b"Echo: third question", b"Echo: THIRD QUESTION"))
+            after = os.stat(path)
+            self.assertEqual(
+                (after.st_ino, after.st_size, after.st_mtime_ns, after.st_ctime_ns),
+                (before.st_ino, before.st_size, before.st_mtime_ns, before.st_ctime_ns),
+            )
+            self.assertEqual(ask(sdk, "third question"), "Echo: THIRD QUESTION")
 
     def test_a_fixture_replaced_by_another_file_is_read_again(self) -> None:
         path = self.record("second question")

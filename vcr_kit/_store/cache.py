@@ -6,7 +6,12 @@ tests, a benchmark in a loop), and parsing a long conversation's fixture costs m
 than the SDK parsing its answer. A file is known unchanged by its ``stat``: device,
 inode, size, modification and change times in nanoseconds. Every write vcr_kit makes
 is a new inode (``os.replace``), and an edit in place moves ``st_ctime_ns``; a file
-that no longer matches is read again. Each cached fixture carries a ``memo``: what the
+that no longer matches is read again. A timestamp only moves if the clock ticked between
+two changes, and many kernels stamp files with a coarse clock (a tick of up to 10 ms;
+some filesystems keep seconds): a file changed shortly before it was read may change
+again with the same ``stat``. Such a "racy" file (as git calls it) is trusted by its
+``stat`` only once it was read ``RACY_SECONDS`` after its last change; until then its
+bytes are read and compared on each use. Each cached fixture carries a ``memo``: what the
 engine derived from it once (its request's canonical bytes, its rendered answer), valid
 exactly as long as the document is.
 
@@ -22,6 +27,7 @@ from __future__ import annotations
 import os
 import stat
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +41,7 @@ __all__ = [
     "MAX_CACHED_BYTES",
     "MAX_CACHED_FILES",
     "MAX_CACHED_TOTAL",
+    "RACY_SECONDS",
     "CachedFixture",
     "cached_fixture",
     "cached_fixture_in",
@@ -46,6 +53,11 @@ MAX_CACHED_FILES: Final = 256
 MAX_CACHED_BYTES: Final = 4 * 1024 * 1024
 #: The files kept, together (a proxy serving a whole suite runs for long).
 MAX_CACHED_TOTAL: Final = 64 * 1024 * 1024
+
+#: Longer than any filesystem's timestamp step that matters here (FAT keeps two
+#: seconds): a file read this long after its last change is known by its ``stat``.
+RACY_SECONDS: Final = 3.0
+_RACY_NS: Final = int(RACY_SECONDS * 1e9)
 
 _Identity = tuple[int, int, int, int, int]
 
@@ -60,6 +72,8 @@ class CachedFixture:
     path: Path
     data: bytes
     memo: dict[str, Any] = field(default_factory=dict)
+    #: False while the file may still change without its ``stat`` changing.
+    settled: bool = True
 
     @property
     def doc(self) -> Document:
@@ -103,15 +117,22 @@ def _cached(key: str, path: Path | None) -> CachedFixture | None:
         entry = _cache.get(key)
         if entry is not None and entry[0] == identity:
             _cache.move_to_end(key)
-            return entry[1]
+            if entry[1].settled:
+                return entry[1]
+    kept = entry[1] if entry is not None and entry[0] == identity else None
     if path is None:
-        path = Path(key)
+        path = kept.path if kept is not None else Path(key)
+    read_at = time.time_ns()
+    settled = read_at - max(info.st_mtime_ns, info.st_ctime_ns) > _RACY_NS
     try:
         data = read_fixture_bytes(path, MAX_CACHED_BYTES)
+        if kept is not None and data == kept.data:  # racy, but unchanged
+            kept.settled = settled
+            return kept
         parse_document(data, path)  # only a fixture that parses is kept
     except (OSError, VCRError):
         return None
-    fixture = CachedFixture(path, data)
+    fixture = CachedFixture(path, data, settled=settled)
     if len(data) != info.st_size:  # changed between the stat and the read: not kept
         return fixture
     with _lock:
