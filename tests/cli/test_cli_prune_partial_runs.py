@@ -4,6 +4,7 @@ a small project, each narrowed one way, then ``vcr_kit prune --yes``."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import time
@@ -223,6 +224,18 @@ class UndoTest(PruneCase):
         self.assertEqual(self.prune("--empty-trash"), (0, emptied, ""))
         self.assertFalse((self.fixtures / ".trash").exists())
         self.assertEqual(self.names(), set(self.used.values()))
+
+    def test_a_unittest_run_record_names_the_test_beside_each_fixture(self) -> None:
+        self.unittest()
+        (record,) = [
+            json.loads(p.read_text(encoding="utf-8"))
+            for p in self.fixtures.glob(".runs/*/*.json")
+            if "unittest" in p.read_text(encoding="utf-8")
+        ]
+        self.assertEqual(record["tests"], {
+            self.used[name]: [f"tests.test_{stem}.Suite.test_{name}"]
+            for stem, names in TESTS.items() for name in names
+        })  # fmt: skip
 
     def test_undo_never_overwrites_a_file_that_took_the_name(self) -> None:
         self.pytest()

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from .._core.config import Mode
 from .._core.paths import display_path
 from .._ledger import journal as _journal
+from .._ledger import runs as _runs
 from .._seams.transport import async_client, client
 from .session import vcr_session
 from .unittest_run import judged_test
@@ -53,7 +54,8 @@ class VCRMixin:
     _vcr_clients: dict[str, Any]
 
     def run(self, result: unittest.TestResult | None = None) -> unittest.TestResult | None:
-        with judged_test(result), self._vcr_session():
+        # The run record names the tests that used each fixture (``vcr_kit drift``).
+        with judged_test(result), _runs.testing(self.id()), self._vcr_session():
             return super().run(result)  # type: ignore[misc, no-any-return]
 
     @contextmanager
