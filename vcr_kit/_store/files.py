@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import io
 import json
 import os
 import re
@@ -24,6 +25,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Final, NoReturn
 
+from .._core.json_pieces import Unusual, write_json
 from .._core.paths import display_path
 from .._core.schema import FORMAT_KEY, FORMAT_VERSION, Document
 from ..dehydrate import map_strings
@@ -256,8 +258,25 @@ def unreadable(path: Path, problem: object) -> FixtureCorruptError:
 
 
 def serialize_document(doc: Document) -> bytes:
+    """The fixture's bytes: ``json.dumps(doc, indent=2, ensure_ascii=False,
+    allow_nan=False)`` and a new line, encoded as UTF-8.
+
+    Written piece by piece into one buffer (``_core.json_pieces``): a large answer is
+    held as its document and these bytes, not also as the encoder's pieces and their
+    joined text. A value that writer leaves to ``json.dumps`` (NaN, a tuple, a key that
+    is not a string, a lone surrogate) is written the old way, which raises what it
+    raised before.
+    """
     # Not sort_keys: the response keeps the wire order, which the SDK shows in error
     # messages ("Error code: 400 - {...}"); vcr_kit's own keys are built in a fixed order.
+    out = io.BytesIO()
+    try:
+        write_json(doc, lambda text: out.write(text.encode("utf-8")), indent=2)
+        out.write(b"\n")
+        return out.getvalue()  # the buffer itself (trimmed in place), not a copy
+    except (Unusual, ValueError, RecursionError):
+        pass  # json.dumps says what is wrong, outside this handler: no chained error
+    del out
     text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False)
     text += "\n"  # in place (the only reference): a large answer is not copied for it
     return text.encode("utf-8")
