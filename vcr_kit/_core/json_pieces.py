@@ -159,5 +159,10 @@ def write_json(
                 flush()
         parts.append(closing + "]")
 
-    one(value, 0)
-    flush()
+    try:
+        one(value, 0)
+        flush()
+    finally:
+        # The functions above refer to one another: a cycle that would keep the sink
+        # (and the caller's buffer, the whole text) alive until a garbage collection.
+        del one, mapping, sequence

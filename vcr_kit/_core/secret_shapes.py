@@ -185,6 +185,7 @@ def _scan(
                     token = data[match.start("t") : match.end("t")]
                 if not (allowed.allows(whole) or allowed.allows(token)):
                     return Hit(shape.label, match.start())
+    del windows  # its lowered window: not kept while the runs are decoded
     if depth < _MAX_DEPTH:
         return _scan_base64(data, live, allowed, depth + 1)
     return None
@@ -233,7 +234,7 @@ def _runs(data: bytes) -> Iterator[tuple[int, bytes]]:
 
 #: The text is lowered or translated this many bytes at a time: a copy of a window,
 #: never of a whole large fixture.
-_WINDOW: Final = 1 << 20
+_WINDOW: Final = 1 << 16
 
 
 class _Windows:

@@ -81,7 +81,14 @@ def read_document(path: Path) -> Document | None:
             "Delete it, or re-record it with VCR_MODE=record.",
             path,
         ) from None
-    return parse_document(data, path)
+    try:
+        # As json.loads(bytes) decodes them, but with the bytes let go before the parse:
+        # a large fixture is held as its text and its document, not also its bytes.
+        text = data.decode(json.detect_encoding(data), "surrogatepass")
+    except UnicodeDecodeError:
+        return parse_document(data, path)  # which says at which byte
+    del data
+    return parse_document(text, path)
 
 
 #: No fixture vcr_kit writes comes near this (the API takes requests of at most tens of
@@ -195,7 +202,9 @@ def unusable_folder(folder: Path) -> ConfigError | None:
     return None
 
 
-def parse_document(data: bytes, path: Path) -> Document:
+def parse_document(data: bytes | str, path: Path) -> Document:
+    """The fixture document in ``data`` (its bytes, or their text as ``json.loads``
+    decodes them), else ``FixtureCorruptError`` saying what is wrong."""
     try:
         doc = json.loads(data)
     except (UnicodeDecodeError, json.JSONDecodeError):
@@ -212,11 +221,11 @@ def parse_document(data: bytes, path: Path) -> Document:
     _explain_corrupt(data, path)
 
 
-def _explain_corrupt(data: bytes, path: Path) -> NoReturn:
+def _explain_corrupt(data: bytes | str, path: Path) -> NoReturn:
     """Raise the error that says what is wrong with an unreadable fixture, and where."""
     where = display_path(path)
     advice = "Delete it, or re-record it with VCR_MODE=record."
-    if not data.strip():
+    if not (data.strip() if isinstance(data, bytes) else data.strip(_ASCII_SPACE)):
         raise FixtureCorruptError(f"Fixture {where} is empty. {advice}", path)
     try:
         doc = json.loads(data)
@@ -246,6 +255,10 @@ def _explain_corrupt(data: bytes, path: Path) -> NoReturn:
         f"(this one reads 1 to {FORMAT_VERSION}). {advice}",
         path,
     )
+
+
+#: What ``bytes.strip`` strips (``str.strip`` strips more: a file of "\x1c" is not empty).
+_ASCII_SPACE: Final = " \t\n\r\x0b\x0c"
 
 
 def unreadable(path: Path, problem: object) -> FixtureCorruptError:
