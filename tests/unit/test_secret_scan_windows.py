@@ -41,7 +41,7 @@ def old_runs(data: bytes) -> Iterator[tuple[int, bytes]]:
 
 def old_scan(data: bytes, depth: int = 0) -> Hit | None:
     lowered = data.lower()
-    for shape, patterns in zip(SHAPES, _AS_WRITTEN):
+    for shape, patterns in zip(SHAPES, _AS_WRITTEN, strict=True):
         text = lowered if shape.lowered else data
         for pattern in patterns:
             for match in pattern.finditer(text):

@@ -19,6 +19,7 @@ Pure: no I/O.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -50,86 +51,85 @@ def write_json(
 
     ``on_string``, when given, maps the escaped text of each string (key or value, its
     quotes included) before it is written, for a string that holds ``_vcr`` (an id's
-    mark; such a string is never sliced, so the function sees it whole). Raises ``Unusual`` (or ``RecursionError``, ``ValueError``)
-    for a value ``json.dumps`` must write; the sink may then have had part of the text.
+    mark; such a string is never sliced, so the function sees it whole). Raises
+    ``Unusual`` (or ``RecursionError``, ``ValueError``) for a value ``json.dumps`` must
+    write; the sink may then have had part of the text.
     """
-    parts: list[str] = []
-    pending = [0]  # characters in parts
+    writer = _Writer(sink, indent, on_string)
+    writer.one(value, 0)
+    writer.flush()
 
-    def flush() -> None:
-        if parts:
-            sink("".join(parts))
-            parts.clear()
-            pending[0] = 0
 
-    def string(text: str) -> None:
+class _Writer:
+    """One document's writing: the pieces gathered, and how they are separated."""
+
+    def __init__(
+        self,
+        sink: Callable[[str], object],
+        indent: int | None,
+        on_string: Callable[[str], str] | None,
+    ) -> None:
+        self.sink = sink
+        self.on_string = on_string
+        self.parts: list[str] = []
+        self.pending = 0  # characters in parts
+        self.indent = indent
+        self.key_separator = ":" if indent is None else ": "
+        self.step = "" if indent is None else " " * indent
+
+    def flush(self) -> None:
+        if self.parts:
+            self.sink("".join(self.parts))
+            self.parts.clear()
+            self.pending = 0
+
+    def string(self, text: str) -> None:
         # "_vcr" marks every id (escaping neither makes nor breaks it): a string that
         # may hold one is escaped whole, for ``on_string`` to see it whole.
-        if len(text) <= SLICE or (on_string is not None and "_vcr" in text):
+        marked = self.on_string is not None and "_vcr" in text
+        if len(text) <= SLICE or marked:
             escaped = _escape(text)
-            if on_string is not None and "_vcr" in text:
-                escaped = on_string(escaped)
-            parts.append(escaped)
-            pending[0] += len(escaped)
-            if pending[0] >= BATCH or len(parts) >= _MAX_PARTS:
-                flush()
+            if marked:
+                assert self.on_string is not None
+                escaped = self.on_string(escaped)
+            self.parts.append(escaped)
+            self.pending += len(escaped)
+            if self.pending >= BATCH or len(self.parts) >= _MAX_PARTS:
+                self.flush()
             return
-        parts.append('"')
-        flush()
+        self.parts.append('"')
+        self.flush()
         for start in range(0, len(text), SLICE):
-            sink(_escape(text[start : start + SLICE])[1:-1])
-        parts.append('"')
+            self.sink(_escape(text[start : start + SLICE])[1:-1])
+        self.parts.append('"')
 
-    if indent is None:
-        key_separator, item_separator = ":", ","
-    else:
-        key_separator, item_separator = ": ", ","
-    step = "" if indent is None else " " * indent
-
-    def scalar(item: Any) -> str | None:
-        kind = type(item)
-        if item is None:
-            return "null"
-        if item is True:
-            return "true"
-        if item is False:
-            return "false"
-        if kind is int:
-            return int.__repr__(item)
-        if kind is float:
-            if item != item or item in (float("inf"), float("-inf")):
-                raise Unusual("not a finite number")
-            return float.__repr__(item)
-        return None
-
-    def one(item: Any, level: int) -> None:
+    def one(self, item: Any, level: int) -> None:
         kind = type(item)
         if kind is str:
-            string(item)
+            self.string(item)
         elif kind is dict:
-            mapping(item, level)
+            self.mapping(item, level)
         elif kind is list:
-            sequence(item, level)
+            self.sequence(item, level)
         else:
-            text = scalar(item)
-            if text is None:
-                raise Unusual(f"a value of type {kind.__name__}")
-            parts.append(text)
+            self.parts.append(_scalar(item))
 
-    def opening(bracket: str, level: int) -> tuple[str, str]:
-        """The bracket with the new line after it, and the text between two items."""
-        if indent is None:
-            parts.append(bracket)
-            return item_separator, ""
-        inner = "\n" + step * (level + 1)
-        parts.append(bracket + inner)
-        return item_separator + inner, "\n" + step * level
+    def opening(self, bracket: str, level: int) -> tuple[str, str]:
+        """Write the bracket (and the new line after it); return the text between two
+        items and the text before the closing bracket."""
+        if self.indent is None:
+            self.parts.append(bracket)
+            return ",", ""
+        inner = "\n" + self.step * (level + 1)
+        self.parts.append(bracket + inner)
+        return "," + inner, "\n" + self.step * level
 
-    def mapping(items: dict[Any, Any], level: int) -> None:
+    def mapping(self, items: dict[Any, Any], level: int) -> None:
         if not items:
-            parts.append("{}")
+            self.parts.append("{}")
             return
-        between, closing = opening("{", level)
+        between, closing = self.opening("{", level)
+        parts = self.parts
         first = True
         for key, item in items.items():
             if type(key) is not str:
@@ -137,32 +137,45 @@ def write_json(
             if not first:
                 parts.append(between)
             first = False
-            string(key)
-            parts.append(key_separator)
-            one(item, level + 1)
+            self.string(key)
+            parts.append(self.key_separator)
+            self.one(item, level + 1)
             if len(parts) >= _MAX_PARTS:
-                flush()
+                self.flush()
         parts.append(closing + "}")
 
-    def sequence(items: list[Any], level: int) -> None:
+    def sequence(self, items: list[Any], level: int) -> None:
         if not items:
-            parts.append("[]")
+            self.parts.append("[]")
             return
-        between, closing = opening("[", level)
+        between, closing = self.opening("[", level)
+        parts = self.parts
         first = True
         for item in items:
             if not first:
                 parts.append(between)
             first = False
-            one(item, level + 1)
+            self.one(item, level + 1)
             if len(parts) >= _MAX_PARTS:
-                flush()
+                self.flush()
         parts.append(closing + "]")
 
-    try:
-        one(value, 0)
-        flush()
-    finally:
-        # The functions above refer to one another: a cycle that would keep the sink
-        # (and the caller's buffer, the whole text) alive until a garbage collection.
-        del one, mapping, sequence
+
+_INFINITIES: Final = (float("inf"), float("-inf"))
+
+
+def _scalar(item: Any) -> str:
+    kind = type(item)
+    if item is None:
+        return "null"
+    if item is True:
+        return "true"
+    if item is False:
+        return "false"
+    if kind is int:
+        return int.__repr__(item)
+    if kind is float:
+        if math.isnan(item) or item in _INFINITIES:
+            raise Unusual("not a finite number")
+        return float.__repr__(item)
+    raise Unusual(f"a value of type {kind.__name__}")

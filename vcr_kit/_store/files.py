@@ -289,7 +289,7 @@ def serialize_document(doc: Document) -> bytes:
         return out.getvalue()  # the buffer itself (trimmed in place), not a copy
     except (Unusual, ValueError, RecursionError):
         pass  # json.dumps says what is wrong, outside this handler: no chained error
-    del out
+    out.close()  # lets go of what was written
     text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False)
     text += "\n"  # in place (the only reference): a large answer is not copied for it
     return text.encode("utf-8")
