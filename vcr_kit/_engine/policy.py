@@ -21,6 +21,7 @@ from .._core.schema import Document, problems, stored_name
 from .._store.cache import cached_fixture
 from .._store.files import (
     check_before_paying,
+    discard_temp,
     read_document,
     save,
     unreadable,
@@ -162,11 +163,16 @@ def replay_or_record(
             if doc is not None:
                 return served(path, doc, kind, live_request, request)
         known = list(secrets())
-        check_before_paying(path, request, known)
-        recorded = yield from record()
+        temp = check_before_paying(path, request, known)
+        try:
+            recorded = yield from record()
+        except BaseException:
+            discard_temp(temp)
+            raise
         if recorded is None:
+            discard_temp(temp)
             return None
-        doc, changed = save(path, recorded, known)
+        doc, changed = save(path, recorded, known, temp)
         return Outcome(doc, recorded=True, changed=changed)
     finally:
         wait.release()
