@@ -39,6 +39,16 @@ ANSWERS: list[dict[str, Any]] = [
      "body": {"id": "msg_vcr_0", "type": "message", "text": "x_vcr" * 50000}},
     {"status": 200, "headers": {"content-type": "application/json"}, "body": [float("nan")]},
     {"status": 200, "headers": {}, "text": "plain"},
+    {"status": 200, "headers": {"content-type": "application/json"},  # this machine's paths
+     "body": {"id": "msg_vcr_0", "type": "message", "text": "in [CWD] and [HOME]/x",
+              "[HOME]": "a key is left as it is"}},
+    {"status": 200, "headers": {"content-type": "text/event-stream"}, "events": [
+        {"event": "message_start", "data": {"type": "message_start", "message": {
+            "id": "msg_vcr_0", "type": "message", "content": []}}},
+        {"event": "content_block_delta", "data": {"type": "content_block_delta", "index": 0,
+                                                  "delta": {"type": "text_delta",
+                                                            "text": "at [TMPDIR]/y"}}},
+    ]},
 ]
 
 

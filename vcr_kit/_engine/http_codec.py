@@ -290,8 +290,12 @@ def rebuild_large_response(
         events: list[Any] = stored["events"]
         if has_joined_pieces(events):  # split after hydrating, as rendered_answer does
             events = split_pieces(hydrate_json(events))
+        tokens = placeholders()
         for event in events:
-            sink(give(render_sse([hydrate_json(event)])))
+            text = render_sse([event])
+            if any(token in text for token in tokens):  # else hydrating changes nothing
+                text = render_sse([hydrate_json(event)])
+            sink(give(text))
     else:
         body = hydrate_json(stored["body"])
         try:
