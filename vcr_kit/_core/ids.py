@@ -38,6 +38,7 @@ __all__ = [
     "forget",
     "give_ids_bytes",
     "give_ids_text",
+    "ids_giver",
     "live_ids_in",
     "quoted_tokens",
     "replace_tool_ids",
@@ -199,6 +200,17 @@ def give_ids_text(text: str, fixture_stem: str, live: dict[str, str] | None = No
     if "_vcr" not in text:
         return text
     return _STORED_ID.sub(_replacer(fixture_stem, live), text)
+
+
+def ids_giver(fixture_stem: str, live: dict[str, str] | None = None) -> Callable[[str], str]:
+    """``give_ids_text`` for the pieces of one answer, in order: the same id stored
+    twice gets the same id given, as in one text."""
+    replace = _replacer(fixture_stem, live)
+
+    def give(text: str) -> str:
+        return _STORED_ID.sub(replace, text) if "_vcr" in text else text
+
+    return give
 
 
 #: ``give_ids_bytes`` encodes at most this many characters at once.

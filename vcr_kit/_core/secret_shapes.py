@@ -4,10 +4,10 @@ Pure: bytes in, a ``Hit`` (which kind of secret, where) out, never the secret it
 The gate in ``_store.secrets`` runs this on every write and, before paying, on every
 recorded request, so the common case (no secret at all) must be cheap on a large
 request: each shape's expression begins with a literal (``sk-ant-``, ``AKIA``,
-``bearer`` in the lower-cased text), which the engine finds at memory speed;
-base64-looking runs (20 letters or more) are found by one translate and a substring
-search, decoded, and scanned together as one text. Only a hit walks the JSON
-document to name the place.
+``bearer`` in any case), which the engine finds at memory speed; base64-looking runs
+(20 letters or more) are found by one expression, decoded, and scanned together as
+one text. Only a hit walks the JSON document to name the place. Nothing here copies
+the whole text: a fixture's bytes may be a 100 MB answer.
 
 Prefixes that the issuer defines (``AKIA``, ``ghp_``, ``sk-ant-``) are matched as
 issued; the words around a credential (``Authorization``, ``Bearer``,
@@ -31,7 +31,7 @@ __all__ = ["SHAPES", "Hit", "find_hit", "locate", "streamed_texts"]
 # and one ":" or "=".
 _SEP: Final = rb"""[\s"'\\]*[:=][\s"'\\]*"""
 #: The characters of a token after a scheme or a label.
-_TOKEN: Final = rb"[a-z0-9._~+/\-]"  # matched lower-cased
+_TOKEN: Final = rb"[a-z0-9._~+/\-]"  # matched in any case
 
 
 class Shape(NamedTuple):
@@ -40,13 +40,33 @@ class Shape(NamedTuple):
     #: memory speed (one expression of many branches tries each at every byte: 200 ms
     #: a megabyte, measured).
     patterns: tuple[re.Pattern[bytes], ...]
-    #: Matched in the lower-cased text: words around a credential, written in any case.
-    #: Lower-casing keeps every offset, so the token is read from the original.
+    #: Matched in any case (ASCII, as ``bytes.lower`` lowers): words around a
+    #: credential. The patterns are written in lower case, and each begins with the
+    #: word in ``literals`` (same order), found in a lower-cased window of the text.
     lowered: bool = False
+    literals: tuple[bytes, ...] = ()
 
 
 def _shape(label: str, *patterns: bytes, lowered: bool = False) -> Shape:
-    return Shape(label, tuple(re.compile(p) for p in patterns), lowered)
+    flags = re.IGNORECASE if lowered else 0  # matched where the literal is, in any case
+    return Shape(
+        label,
+        tuple(re.compile(p, flags) for p in patterns),
+        lowered,
+        tuple(_leading_literal(p) for p in patterns) if lowered else (),
+    )
+
+
+def _leading_literal(pattern: bytes) -> bytes:
+    """The word every match of ``pattern`` begins with: its leading letters and dashes,
+    less a last one that a quantifier makes optional."""
+    word = re.match(rb"[a-z\-]+", pattern)
+    assert word is not None, pattern
+    literal = word.group()
+    if pattern[len(literal) : len(literal) + 1] in (b"?", b"*", b"{"):
+        literal = literal[:-1]
+    assert literal, pattern
+    return literal
 
 
 #: A group named ``t`` is the token itself (what an allowed value is compared with);
@@ -95,18 +115,16 @@ SHAPES: Final = (
     _shape("a bearer token", rb"bearer\s+(?P<t>" + _TOKEN + rb"{20,}=*)", lowered=True),
 )
 
-_BASE64_LETTERS: Final = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-"
-#: Every byte to "a" (a base64 letter, standard or URL-safe), "=" or " ": a run of 20
-#: letters is then one substring search away.
-_RUN_MASK: Final = bytes(
-    ord("a") if c in _BASE64_LETTERS else ord("=") if c == ord("=") else ord(" ")
-    for c in range(256)
-)
-#: Long enough that a word is rarely one, short enough for the base64 of the shortest
-#: token (a 15-byte Slack token: 20 letters and a "=").
+#: A base64-looking run: ``_MIN_RUN`` letters or more (standard or URL-safe) and its
+#: padding. Long enough that a word is rarely one, short enough for the base64 of the
+#: shortest token (a 15-byte Slack token: 20 letters and a "=").
 _MIN_RUN: Final = 20
+_RUN: Final = re.compile(rb"[A-Za-z0-9+/_\-]{%d,}=*" % _MIN_RUN)
+_BASE64_LETTERS: Final = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-"
+#: Every base64 letter to "a", any other byte to " ": a run's start is then a search
+#: for ``_RUN_START``.
+_RUN_MASK: Final = bytes(ord("a") if c in _BASE64_LETTERS else ord(" ") for c in range(256))
 _RUN_START: Final = b"a" * _MIN_RUN
-_RUN: Final = re.compile(rb"a+=*")
 #: An API id (``toolu_01...``, ``msg_01...``, ``req_...``), not base64: an agent's
 #: request holds thousands, and none needs decoding. Only the API's own prefixes: a
 #: secret's base64 behind any other word and "_" is still decoded.
@@ -153,17 +171,21 @@ def _scan(
         position = data.find(value)
         if position >= 0:
             return Hit(f"the value of {label}", position)
-    lowered = data.lower()
+    windows = _Windows(data)
     for shape in SHAPES:
-        text = lowered if shape.lowered else data
-        for pattern in shape.patterns:
-            for match in pattern.finditer(text):
+        for number, pattern in enumerate(shape.patterns):
+            if shape.lowered:
+                matches = _matches_any_case(pattern, shape.literals[number], windows)
+            else:
+                matches = pattern.finditer(data)
+            for match in matches:
                 whole = data[match.start() : match.end()]
                 token = whole
                 if "t" in pattern.groupindex:
                     token = data[match.start("t") : match.end("t")]
                 if not (allowed.allows(whole) or allowed.allows(token)):
                     return Hit(shape.label, match.start())
+    del windows  # its lowered window: not kept while the runs are decoded
     if depth < _MAX_DEPTH:
         return _scan_base64(data, live, allowed, depth + 1)
     return None
@@ -190,15 +212,75 @@ def _scan_base64(
 
 
 def _runs(data: bytes) -> Iterator[tuple[int, bytes]]:
-    mask = data.translate(_RUN_MASK)
-    position = mask.find(_RUN_START)
-    while position >= 0:
-        end = _RUN.match(mask, position)
-        assert end is not None  # it starts with _MIN_RUN letters
-        run = data[position : end.end()]
+    """Each base64-looking run of ``data`` and where it starts, as
+    ``_RUN.finditer(data)`` gives them (API ids left out). The starts are found in a
+    translated window of the text (a run of 20 letters is one substring search there),
+    each run's end by ``_RUN`` itself."""
+    windows = _Windows(data, _MIN_RUN - 1, _RUN_MASK)
+    cursor = 0
+    while cursor < len(data):
+        start, mask = windows.at(cursor)
+        found = mask.find(_RUN_START, cursor - start)
+        if found < 0:
+            cursor = start + _WINDOW  # every start before it was in this window
+            continue
+        match = _RUN.match(data, start + found)
+        assert match is not None  # it starts with _MIN_RUN letters
+        run = match.group()
         if b"_" not in run or not _ID.fullmatch(run):
-            yield position, run
-        position = mask.find(_RUN_START, end.end())
+            yield match.start(), run
+        cursor = match.end()
+
+
+#: The text is lowered or translated this many bytes at a time: a copy of a window,
+#: never of a whole large fixture.
+_WINDOW: Final = 1 << 16
+
+
+class _Windows:
+    """``data`` lowered (or translated by ``table``) a window at a time; each window
+    reaches ``overlap`` bytes past its end, so that a word of up to ``overlap + 1``
+    bytes starting in it is seen whole."""
+
+    def __init__(self, data: bytes, overlap: int = 64, table: bytes | None = None) -> None:
+        self.data = data
+        self.overlap = overlap
+        self.table = table
+        self._kept: tuple[int, bytes] | None = None
+        self._first: tuple[int, bytes] | None = None
+
+    def at(self, position: int) -> tuple[int, bytes]:
+        """The window holding ``position``: where it starts, and its text."""
+        for kept in (self._kept, self._first):
+            if kept is not None and kept[0] <= position < kept[0] + _WINDOW:
+                return kept
+        piece = self.data[position : position + _WINDOW + self.overlap]
+        window = (position, piece.lower() if self.table is None else piece.translate(self.table))
+        self._kept = window
+        if position == 0:
+            self._first = window  # every pattern starts there: a small text is lowered once
+        return window
+
+
+def _matches_any_case(
+    pattern: re.Pattern[bytes], literal: bytes, windows: _Windows
+) -> Iterator[re.Match[bytes]]:
+    """``pattern.finditer(data)`` for a pattern matched in any case whose every match
+    begins with ``literal`` (lower-case): tried only where the lowered text has it."""
+    data = windows.data
+    cursor = 0
+    while cursor < len(data):
+        start, lowered = windows.at(cursor)
+        found = lowered.find(literal, cursor - start)
+        if found < 0:
+            cursor = start + _WINDOW
+            continue
+        match = pattern.match(data, start + found)
+        if match is None:
+            cursor = start + found + 1
+            continue
+        yield match
+        cursor = match.end()
 
 
 def _decodings(run: bytes) -> Iterator[bytes]:

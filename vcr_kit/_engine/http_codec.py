@@ -15,13 +15,15 @@ here.
 from __future__ import annotations
 
 import base64
+import io
 import json
 from typing import TYPE_CHECKING, Any, Final
 
 from .._core.aws_eventstream import CONTENT_TYPE as _EVENT_STREAM
 from .._core.aws_eventstream import HeaderValue, decode_frames, encode_frames
 from .._core.httplib import library_of
-from .._core.ids import give_ids_bytes, stabilizer
+from .._core.ids import give_ids_bytes, ids_giver, stabilizer
+from .._core.json_pieces import Unusual, write_json
 from .._core.storable import answer_refusal
 from .._ledger.cost import usage_entries
 from ..dehydrate import dehydrate, dehydrate_json, hydrate_json, placeholders
@@ -35,6 +37,7 @@ __all__ = [
     "parse_frames",
     "parse_sse",
     "passthrough",
+    "rebuild_large_response",
     "rebuild_response",
     "render_frames",
     "render_sse",
@@ -259,6 +262,48 @@ def rebuild_response(
     return response_of(
         stored, rendered_answer(stored)[0], request, fixture_stem=fixture_stem, live_ids=live_ids
     )
+
+
+def rebuild_large_response(
+    stored: dict[str, Any],
+    request: httpx2.Request,
+    *,
+    fixture_stem: str = "",
+    live_ids: dict[str, str] | None = None,
+) -> httpx2.Response:
+    """``rebuild_response``, the body written straight to bytes: a JSON answer piece by
+    piece, a stream event by event, each with its ids given as it goes. The same bytes
+    and ids; what it holds besides ``stored`` is the bytes alone, not also the rendered
+    text (for a large answer: one just recorded, or a file too large to be kept)."""
+    if "frames" in stored or "jsonl" in stored or ("body" not in stored and "events" not in stored):
+        return rebuild_response(
+            stored, request, fixture_stem=fixture_stem, live_ids=live_ids
+        )
+    out = io.BytesIO()
+    give = ids_giver(fixture_stem, live_ids)
+
+    def sink(text: str) -> None:
+        out.write(text.encode("utf-8"))
+
+    # Hydrated whatever the text holds: without a placeholder that changes nothing.
+    if "events" in stored:
+        events: list[Any] = stored["events"]
+        if has_joined_pieces(events):  # split after hydrating, as rendered_answer does
+            events = split_pieces(hydrate_json(events))
+        tokens = placeholders()
+        for event in events:
+            text = render_sse([event])
+            if any(token in text for token in tokens):  # else hydrating changes nothing
+                text = render_sse([hydrate_json(event)])
+            sink(give(text))
+    else:
+        body = hydrate_json(stored["body"])
+        try:
+            write_json(body, sink, on_string=give)
+        except (Unusual, ValueError, RecursionError):  # what json.dumps alone writes
+            out = io.BytesIO()
+            sink(give(json.dumps(body, separators=(",", ":"), ensure_ascii=False)))
+    return response_of(stored, out.getvalue(), request)
 
 
 def rendered_answer(stored: dict[str, Any]) -> tuple[str | bytes, bool]:

@@ -21,6 +21,7 @@ from .._core.schema import Document, problems, stored_name
 from .._store.cache import cached_fixture
 from .._store.files import (
     check_before_paying,
+    discard_temp,
     read_document,
     save,
     unreadable,
@@ -42,6 +43,9 @@ class Outcome(NamedTuple):
     doc: Document
     recorded: bool
     changed: bool = False
+    #: Read from its file for this call alone (too large for the fixture cache): its
+    #: answer is best rebuilt piece by piece.
+    large: bool = False
 
 
 Secrets = Callable[[], Iterable[tuple[str, str]]]
@@ -109,21 +113,24 @@ def _check_holds(path: Path, doc: Document) -> None:
     )
 
 
-def _lookup(path: Path, settings: Settings, request: Any, kind: str | None) -> Document | None:
+def _lookup(
+    path: Path, settings: Settings, request: Any, kind: str | None
+) -> tuple[Document | None, bool]:
+    """The fixture's document, or None, and whether it was read for this call alone."""
     if settings.mode is not Mode.RECORD:
         # An HTTP fixture is only read (a cassette's codec may build on its document):
         # kept parsed per process while its file is unchanged.
         cached = cached_fixture(path) if kind == "http" else None
         doc = cached.doc if cached is not None else read_document(path)
         if doc is not None:
-            return doc
+            return doc, cached is None
     unusable = unusable_folder(path.parent)  # a miss only: the replay path never asks
     if unusable is not None:
         raise unusable
     if settings.mode is Mode.REPLAY:
         hint = near_miss_hint(path, request)
         raise FixtureMissingError(replay_missing_message(path, hint), path)
-    return None
+    return None, False
 
 
 def replay_or_record(
@@ -143,9 +150,10 @@ def replay_or_record(
     against on replay (see ``served``). Returns None when the recorder declined to
     save (its live answer is then the caller's to use).
     """
-    doc = _lookup(path, settings, request, kind)
+    doc, uncached = _lookup(path, settings, request, kind)
     if doc is not None:
-        return served(path, doc, kind, live_request, request)
+        outcome = served(path, doc, kind, live_request, request)
+        return outcome._replace(large=True) if uncached else outcome
     wait = LockWait(path, settings.lock_timeout)
     while not wait.try_acquire():
         yield Pause(POLL_SECONDS)
@@ -155,11 +163,16 @@ def replay_or_record(
             if doc is not None:
                 return served(path, doc, kind, live_request, request)
         known = list(secrets())
-        check_before_paying(path, request, known)
-        recorded = yield from record()
+        temp = check_before_paying(path, request, known)
+        try:
+            recorded = yield from record()
+        except BaseException:
+            discard_temp(temp)
+            raise
         if recorded is None:
+            discard_temp(temp)
             return None
-        doc, changed = save(path, recorded, known)
+        doc, changed = save(path, recorded, known, temp)
         return Outcome(doc, recorded=True, changed=changed)
     finally:
         wait.release()

@@ -35,6 +35,7 @@ from ..errors import (
 )
 from .http_codec import (
     passthrough,
+    rebuild_large_response,
     rebuild_response,
     response_of,
     store_response_with_ids,
@@ -211,8 +212,11 @@ class HttpRecorder:
     ) -> httpx2.Response:
         if outcome is None:  # pragma: no cover - the recorder raises instead of declining
             raise RuntimeError(f"nothing recorded for {path}")
+        # One just recorded (its answer may be of any size; one call to the API costs
+        # far more than the slower writer), or one too large to be kept: piece by piece.
+        rebuild = rebuild_large_response if outcome.recorded or outcome.large else rebuild_response
         try:
-            response = rebuild_response(
+            response = rebuild(
                 outcome.doc["response"],
                 request,
                 fixture_stem=path.stem,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import io
 import json
 import os
 import re
@@ -24,6 +25,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Final, NoReturn
 
+from .._core.json_pieces import Unusual, write_json
 from .._core.paths import display_path
 from .._core.schema import FORMAT_KEY, FORMAT_VERSION, Document
 from ..dehydrate import map_strings
@@ -43,12 +45,14 @@ __all__ = [
     "STALE_SECONDS",
     "TEMP_SUFFIX",
     "check_before_paying",
+    "discard_temp",
     "mask_request_ids",
     "parse_document",
     "private_folder",
     "read_document",
     "read_fixture_bytes",
     "remove_stale_temps",
+    "reserve_temp",
     "save",
     "serialize_document",
     "temp_files",
@@ -79,7 +83,14 @@ def read_document(path: Path) -> Document | None:
             "Delete it, or re-record it with VCR_MODE=record.",
             path,
         ) from None
-    return parse_document(data, path)
+    try:
+        # As json.loads(bytes) decodes them, but with the bytes let go before the parse:
+        # a large fixture is held as its text and its document, not also its bytes.
+        text = data.decode(json.detect_encoding(data), "surrogatepass")
+    except UnicodeDecodeError:
+        return parse_document(data, path)  # which says at which byte
+    del data
+    return parse_document(text, path)
 
 
 #: No fixture vcr_kit writes comes near this (the API takes requests of at most tens of
@@ -193,7 +204,9 @@ def unusable_folder(folder: Path) -> ConfigError | None:
     return None
 
 
-def parse_document(data: bytes, path: Path) -> Document:
+def parse_document(data: bytes | str, path: Path) -> Document:
+    """The fixture document in ``data`` (its bytes, or their text as ``json.loads``
+    decodes them), else ``FixtureCorruptError`` saying what is wrong."""
     try:
         doc = json.loads(data)
     except (UnicodeDecodeError, json.JSONDecodeError):
@@ -210,11 +223,11 @@ def parse_document(data: bytes, path: Path) -> Document:
     _explain_corrupt(data, path)
 
 
-def _explain_corrupt(data: bytes, path: Path) -> NoReturn:
+def _explain_corrupt(data: bytes | str, path: Path) -> NoReturn:
     """Raise the error that says what is wrong with an unreadable fixture, and where."""
     where = display_path(path)
     advice = "Delete it, or re-record it with VCR_MODE=record."
-    if not data.strip():
+    if not (data.strip() if isinstance(data, bytes) else data.strip(_ASCII_SPACE)):
         raise FixtureCorruptError(f"Fixture {where} is empty. {advice}", path)
     try:
         doc = json.loads(data)
@@ -246,6 +259,10 @@ def _explain_corrupt(data: bytes, path: Path) -> NoReturn:
     )
 
 
+#: What ``bytes.strip`` strips (``str.strip`` strips more: a file of "\x1c" is not empty).
+_ASCII_SPACE: Final = " \t\n\r\x0b\x0c"
+
+
 def unreadable(path: Path, problem: object) -> FixtureCorruptError:
     """The error for a fixture that parses as JSON but cannot be replayed."""
     return FixtureCorruptError(
@@ -256,30 +273,57 @@ def unreadable(path: Path, problem: object) -> FixtureCorruptError:
 
 
 def serialize_document(doc: Document) -> bytes:
+    """The fixture's bytes: ``json.dumps(doc, indent=2, ensure_ascii=False,
+    allow_nan=False)`` and a new line, encoded as UTF-8.
+
+    Written piece by piece into one buffer (``_core.json_pieces``): a large answer is
+    held as its document and these bytes, not also as the encoder's pieces and their
+    joined text. A value that writer leaves to ``json.dumps`` (NaN, a tuple, a key that
+    is not a string, a lone surrogate) is written the old way, which raises what it
+    raised before.
+    """
     # Not sort_keys: the response keeps the wire order, which the SDK shows in error
     # messages ("Error code: 400 - {...}"); vcr_kit's own keys are built in a fixed order.
+    out = io.BytesIO()
+    try:
+        write_json(doc, lambda text: out.write(text.encode("utf-8")), indent=2)
+        out.write(b"\n")
+        return out.getvalue()  # the buffer itself (trimmed in place), not a copy
+    except (Unusual, ValueError, RecursionError):
+        pass  # json.dumps says what is wrong, outside this handler: no chained error
+    out.close()  # lets go of what was written
     text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False)
     text += "\n"  # in place (the only reference): a large answer is not copied for it
     return text.encode("utf-8")
 
 
-def write_document(path: Path, doc: Document, secrets: Iterable[tuple[str, str]] = ()) -> None:
-    """Write atomically after a secret scan; on any failure no file is changed."""
+def write_document(
+    path: Path,
+    doc: Document,
+    secrets: Iterable[tuple[str, str]] = (),
+    temp: Path | None = None,
+) -> None:
+    """Write atomically after a secret scan; on any failure no file is changed.
+    ``temp``: an empty temp file made for this write (``reserve_temp``), else one is
+    made now; it is renamed over ``path`` or removed."""
     doc = {FORMAT_KEY: FORMAT_VERSION, **doc}
     try:
         data = serialize_document(doc)
     except (TypeError, ValueError) as exc:  # NaN/infinity, or a value that slipped past encode
+        discard_temp(temp)
         raise FixtureValueError(
             f"Cannot record {display_path(path)}: the result is not JSON-able ({exc}). "
             "Return JSON values or SDK objects from the played function.",
             path,
         ) from None
-    scan_for_secrets(data, path, secrets, doc)
+    try:
+        scan_for_secrets(data, path, secrets, doc)
+    except BaseException:
+        discard_temp(temp)
+        raise
     folder = path.parent
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        scratch = private_folder(folder)
-        fd, temp_name = tempfile.mkstemp(dir=scratch, prefix=f".{path.name}.", suffix=TEMP_SUFFIX)
+        fd, temp_name = _open_temp(path, temp)
     except OSError as exc:
         raise write_error(path, exc) from None
     try:
@@ -299,6 +343,36 @@ def write_document(path: Path, doc: Document, secrets: Iterable[tuple[str, str]]
             raise write_error(path, exc) from None
         raise
     _fsync_folder(folder)
+    _now_and_then_remove_stale_temps(folder)
+
+
+def _open_temp(path: Path, temp: Path | None) -> tuple[int, str]:
+    """An open descriptor of the temp file to write ``path``'s bytes into, and its name:
+    ``temp`` when it is still there (another process may have taken it for a dead
+    writer's after ``STALE_SECONDS``), else a new one. Raises ``OSError``."""
+    if temp is not None:
+        try:
+            return os.open(temp, os.O_WRONLY | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)), str(temp)
+        except FileNotFoundError:
+            pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    scratch = private_folder(path.parent)
+    return tempfile.mkstemp(dir=scratch, prefix=f".{path.name}.", suffix=TEMP_SUFFIX)
+
+
+#: Folder -> when this process last looked for dead writers' temp files there: a look
+#: lists the folder, which costs more the more fixtures it holds.
+_last_cleaned: dict[Path, float] = {}
+#: A temp file is stale after ten minutes: looking once a minute finds each in time.
+_CLEAN_EVERY: Final = 60.0
+
+
+def _now_and_then_remove_stale_temps(folder: Path) -> None:
+    now = time.monotonic()
+    last = _last_cleaned.get(folder)
+    if last is not None and now - last < _CLEAN_EVERY:
+        return
+    _last_cleaned[folder] = now
     remove_stale_temps(folder)
 
 
@@ -377,57 +451,79 @@ def _fsync_folder(folder: Path) -> None:
 MIN_FREE_BYTES: Final = 64 * 1024
 
 
-def check_writable(path: Path) -> None:
-    """Raise ``FixtureWriteError`` now if ``path`` could not be written after a paid call:
-    a folder in its place, a folder that refuses new files, a nearly full disk.
-    Called with the fixture's lock held (so ``.locks/`` exists)."""
+def reserve_temp(path: Path) -> Path:
+    """The temp file the answer to ``path`` will be written into, created now: the
+    proof that the write could be made after a paid call (a folder in the fixture's
+    place, a folder that refuses new files, a nearly full disk raise
+    ``FixtureWriteError`` instead). One file serves as the probe and as the write's
+    temp file: one create and one unlink fewer per recording. Called with the
+    fixture's lock held (so ``.locks/`` exists); ``discard_temp`` it if nothing is
+    written."""
     folder = path.parent
     probe: OSError | None = None
+    temp: Path | None = None
     if path.is_dir():
         probe = IsADirectoryError(errno.EISDIR, "Is a directory")
     elif not os.access(folder, os.W_OK):  # EROFS or permissions: where os.replace lands
         probe = PermissionError(errno.EACCES, "Permission denied")
     else:
         try:
-            fd, name = tempfile.mkstemp(dir=folder / LOCK_FOLDER, suffix=TEMP_SUFFIX)
-            os.close(fd)
-            os.unlink(name)
+            temp = _new_temp(path, folder / LOCK_FOLDER)
             stats = os.statvfs(folder) if hasattr(os, "statvfs") else None
             if stats is not None and stats.f_bavail * stats.f_frsize < MIN_FREE_BYTES:
                 probe = OSError(errno.ENOSPC, "No space left on device")
         except OSError as exc:
             probe = exc
-    if probe is not None:
-        error = write_error(path, probe)
+    if probe is not None or temp is None:
+        discard_temp(temp)
+        error = write_error(path, probe or OSError(errno.EIO, "no temp file"))
         raise FixtureWriteError(f"{error.message} The API was not called.", path)
+    return temp
+
+
+def _new_temp(path: Path, scratch: Path) -> Path:
+    fd, name = tempfile.mkstemp(dir=scratch, prefix=f".{path.name}.", suffix=TEMP_SUFFIX)
+    os.close(fd)
+    return Path(name)
+
+
+def discard_temp(temp: Path | None) -> None:
+    """Remove a reserved temp file that was not written (the call failed or was not
+    kept, or the answer on disk was already the same)."""
+    if temp is not None:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
 
 
 def check_before_paying(
     path: Path, request: Any, secrets: Iterable[tuple[str, str]]
-) -> None:
+) -> Path:
     """Everything that would refuse the write, checked before the live call: a call
-    whose answer cannot be kept is not made (and paid for) at all."""
+    whose answer cannot be kept is not made (and paid for) at all. Returns the temp
+    file the answer will be written into (see ``reserve_temp``)."""
     if request is not None:
         scan_request(request, path, secrets)
-    check_writable(path)
+    return reserve_temp(path)
 
 
 def save(
-    path: Path, doc: Document, secrets: Iterable[tuple[str, str]]
+    path: Path, doc: Document, secrets: Iterable[tuple[str, str]], temp: Path | None = None
 ) -> tuple[Document, bool]:
     """Write ``doc`` as the fixture at ``path`` unless the file already says the same.
 
     Returns the document as it is on disk and whether it replaced a different answer
     (the summary lists those). On a failed write the paid answer is rescued and the
-    error says where it is.
+    error says where it is. ``temp``: the file ``reserve_temp`` made for this write
+    (used, or removed).
     """
     doc = {FORMAT_KEY: FORMAT_VERSION, **doc}
     kept = _same_answer_on_disk(path, doc)
     if kept is not None:  # a re-record that changed nothing changes no byte
+        discard_temp(temp)
         return kept, False
     existed = path.exists()
     try:
-        write_document(path, doc, secrets)
+        write_document(path, doc, secrets, temp)
     except FixtureWriteError as exc:  # after the paid call: keep the answer somewhere
         raise _rescued(path, doc, exc) from None
     return doc, existed

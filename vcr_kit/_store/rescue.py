@@ -1,7 +1,7 @@
 """Where a paid answer goes when its fixture cannot be written.
 
 Everything that can refuse a write is checked before the API is called (see
-``_store.check_writable`` and ``_secrets.scan_request``), but a disk can still fill
+``_store.files.reserve_temp`` and ``_secrets.scan_request``), but a disk can still fill
 up, or a folder vanish, while the call runs. The answer was paid for: it is written,
 complete and ready to move into the fixtures folder, under the user's cache folder
 (``$XDG_CACHE_HOME/vcr_kit/rescued/``, else ``~/.cache/vcr_kit/rescued/``), or the

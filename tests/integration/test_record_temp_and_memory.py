@@ -1,0 +1,123 @@
+"""Recording through ``VCRTransport`` (the API an in-memory transport): the temp file
+made before the call as the write's probe is the one the answer is written into, no
+temp file is left when nothing is written, and a large answer is recorded and
+replayed within 3x its size (the goal of issue 19), measured with ``tracemalloc``."""
+
+from __future__ import annotations
+
+import gc
+import json
+import shutil
+import tempfile
+import tracemalloc
+import unittest
+from pathlib import Path
+from typing import Any
+
+import httpx2
+
+import vcr_kit
+from vcr_kit._core import ids as _ids
+
+MODEL = "claude-opus-4-7"
+
+
+def request(text: str = "hello") -> httpx2.Request:
+    body = json.dumps({"max_tokens": 8, "model": MODEL,
+                       "messages": [{"role": "user", "content": text}]}).encode()
+    return httpx2.Request("POST", "https://api.anthropic.com/v1/messages", content=body,
+                          headers={"content-type": "application/json", "x-api-key": "test"})
+
+
+def answer(text: str) -> bytes:
+    return json.dumps({
+        "id": "msg_01live", "type": "message", "role": "assistant", "model": MODEL,
+        "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
+        "stop_sequence": None, "usage": {"input_tokens": 3, "output_tokens": 5},
+    }).encode()
+
+
+class TestReservedTemp(unittest.TestCase):
+    def setUp(self) -> None:
+        self.folder = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, self.folder, True)
+        self.addCleanup(_ids.forget)
+
+    def temps(self) -> list[Path]:
+        return sorted((self.folder / ".locks").glob("*.tmp"))
+
+    def test_the_probe_made_before_the_call_becomes_the_fixture(self) -> None:
+        seen: list[int] = []
+
+        def api(_request: httpx2.Request) -> httpx2.Response:
+            (temp,) = self.temps()  # made before the call, while it runs
+            seen.append(temp.stat().st_ino)
+            return httpx2.Response(200, headers={"content-type": "application/json"},
+                                   content=answer("hi"))
+
+        transport = vcr_kit.VCRTransport(mode="record", fixtures_dir=self.folder,
+                                         live=httpx2.MockTransport(api))
+        response = transport.handle_request(request())
+        response.read()
+        (fixture,) = self.folder.glob("*.json")
+        self.assertEqual(fixture.stat().st_ino, seen[0])
+        self.assertEqual(self.temps(), [])
+        self.assertEqual(oct(fixture.stat().st_mode & 0o777), "0o644")
+
+    def test_no_temp_file_is_left_when_nothing_is_written(self) -> None:
+        def failing(_request: httpx2.Request) -> httpx2.Response:
+            raise httpx2.ConnectError("refused")
+
+        def unearned(_request: httpx2.Request) -> httpx2.Response:
+            return httpx2.Response(529, headers={"content-type": "application/json"},
+                                   content=b'{"type":"error","error":{"type":"overloaded_error"}}')
+
+        def same(_request: httpx2.Request) -> httpx2.Response:
+            return httpx2.Response(200, headers={"content-type": "application/json"},
+                                   content=answer("the same"))
+
+        for name, api in (("failing", failing), ("unearned", unearned), ("same", same),
+                          ("same again", same)):
+            with self.subTest(name):
+                transport = vcr_kit.VCRTransport(mode="record", fixtures_dir=self.folder,
+                                                 live=httpx2.MockTransport(api))
+                if api is failing:
+                    with self.assertRaises(httpx2.ConnectError):  # the upstream's, as it is
+                        transport.handle_request(request(name))
+                else:
+                    transport.handle_request(request(name.split()[0])).read()
+                self.assertEqual(self.temps(), [])
+        self.assertEqual(len(list(self.folder.glob("*.json"))), 1)
+
+
+def peak(run: Any) -> int:
+    gc.collect()
+    tracemalloc.start()
+    try:
+        result = run()
+        top = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    del result
+    return top
+
+
+class TestLargeAnswerMemory(unittest.TestCase):
+    def test_record_and_replay_within_three_times_the_answer(self) -> None:
+        body = answer(("lorem ipsum " * 800_000)[:9_000_000])  # a file over 4 MB
+        mock = httpx2.MockTransport(lambda r: httpx2.Response(
+            200, headers={"content-type": "application/json"}, content=body))
+        with tempfile.TemporaryDirectory() as folder:
+            recorder = vcr_kit.VCRTransport(mode="record", fixtures_dir=folder, live=mock)
+            recorded = peak(lambda: recorder.handle_request(request()).read())
+            _ids.forget()
+            replayer = vcr_kit.VCRTransport(mode="replay", fixtures_dir=folder)
+            replayer.handle_request(request()).read()
+            replayed = peak(lambda: replayer.handle_request(request()).read())
+        _ids.forget()
+        self.assertLess(recorded / len(body), 2.6)
+        self.assertLess(replayed / len(body), 2.6)
+
+
+if __name__ == "__main__":
+    unittest.main()
