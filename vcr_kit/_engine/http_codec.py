@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Final
 from .._core.aws_eventstream import CONTENT_TYPE as _EVENT_STREAM
 from .._core.aws_eventstream import HeaderValue, decode_frames, encode_frames
 from .._core.httplib import library_of
-from .._core.ids import give_ids_bytes, stabilizer
+from .._core.ids import IdPieces, give_ids_bytes, give_ids_pieces, stabilizer
 from .._core.storable import answer_refusal
 from .._ledger.cost import usage_entries
 from ..dehydrate import dehydrate, dehydrate_json, hydrate_json, placeholders
@@ -280,14 +280,17 @@ def rendered_answer(stored: dict[str, Any]) -> tuple[str | bytes, bool]:
 
 def response_of(
     stored: dict[str, Any],
-    content: str | bytes,
+    content: str | bytes | IdPieces,
     request: httpx2.Request,
     *,
     fixture_stem: str = "",
     live_ids: dict[str, str] | None = None,
 ) -> httpx2.Response:
-    """The response for ``stored`` whose body ``rendered_answer`` gave as ``content``."""
-    if isinstance(content, str):
+    """The response for ``stored`` whose body ``rendered_answer`` gave as ``content``
+    (or its text cut at the ids by ``split_at_ids``: a replay then only joins bytes)."""
+    if isinstance(content, IdPieces):
+        content = give_ids_pieces(content, fixture_stem)
+    elif isinstance(content, str):
         # Written as bytes piece by piece: the rendered text and its bytes are all a
         # large answer costs here, not also a second text with the ids in it.
         content = give_ids_bytes(content, fixture_stem, live_ids)

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .._core.http_request import RequestParts
+from .._core.ids import IdPieces, split_at_ids
 from .._core.keys import canonical_json
 from .._ledger.cost import PricedUsage, priced_usage, prices_state
 from .._store.cache import CachedFixture, cached_fixture_in
@@ -71,18 +72,22 @@ def fixture_cost(fixture: CachedFixture) -> PricedUsage:
     return kept
 
 
-def rendered(fixture: CachedFixture) -> str | bytes:
+def rendered(fixture: CachedFixture) -> str | bytes | IdPieces:
     """The fixture's answer rendered (before the ids are given out), once per fixture
-    unless it holds placeholders (this machine's paths go in on every replay)."""
+    unless it holds placeholders (this machine's paths go in on every replay). Kept as
+    its bytes cut at the ids a replay gives out, so a replay joins them with fresh ids
+    instead of searching the text again."""
     tokens = placeholders()  # the same tuple while the rules stay the same
     kept = fixture.memo.get("rendered")
     if kept is not None and kept[0] is tokens:
-        content: str | bytes = kept[1]
-        return content
+        pieces: bytes | IdPieces = kept[1]
+        return pieces
     content, hydrated = rendered_answer(fixture.doc["response"])
-    if not hydrated:
-        fixture.memo["rendered"] = (tokens, content)
-    return content
+    if hydrated:
+        return content
+    kept_form = split_at_ids(content) if isinstance(content, str) else content
+    fixture.memo["rendered"] = (tokens, kept_form)
+    return kept_form
 
 
 def _facts(path: Path, fixture: CachedFixture) -> dict[str, Any] | None:
