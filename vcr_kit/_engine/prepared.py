@@ -28,14 +28,15 @@ from typing import Any
 from .._core.http_request import RequestParts
 from .._core.ids import IdPieces, split_at_ids
 from .._core.keys import canonical_json
-from .._ledger.cost import PricedUsage, priced_usage, prices_state
+from .._ledger.cost import priced_usage, prices_state
+from .._ledger.notes import ReplayNote, replay_note
 from .._store.cache import CachedFixture, cached_fixture_in
 from ..dehydrate import dehydrate_json, placeholders, rules_in_force
 from ..errors import VCRError
 from .http_codec import rendered_answer
 from .policy import served
 
-__all__ = ["Prepared", "answer_head", "fixture_cost", "prepared_replay", "rendered"]
+__all__ = ["Prepared", "answer_head", "fixture_note", "prepared_replay", "rendered"]
 
 Prepared = tuple[Path, CachedFixture]
 
@@ -63,12 +64,13 @@ def answer_head(fixture: CachedFixture) -> dict[str, Any]:
     return head
 
 
-def fixture_cost(fixture: CachedFixture) -> PricedUsage:
-    """The fixture's usage priced (for the ledger), once per fixture while the price
-    table stays the same (``set_price`` changes it)."""
-    kept: PricedUsage | None = fixture.memo.get("priced")
-    if kept is None or kept.state != prices_state():
-        kept = fixture.memo["priced"] = priced_usage(fixture.memo["facts"]["usage"])
+def fixture_note(fixture: CachedFixture) -> ReplayNote:
+    """The ledger's note of a replay of the fixture, its usage priced, made once per
+    fixture while the price table stays the same (``set_price`` changes it)."""
+    kept: ReplayNote | None = fixture.memo.get("note")
+    if kept is None or kept.priced.state != prices_state():
+        priced = priced_usage(fixture.memo["facts"]["usage"])
+        kept = fixture.memo["note"] = replay_note(fixture.path, priced)
     return kept
 
 

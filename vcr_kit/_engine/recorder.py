@@ -29,7 +29,7 @@ from .._core.http_request import (
 from .._core.platforms import platform_of
 from .._core.schema import FORMAT_KEY, FORMAT_VERSION, Document, problems
 from .._core.storable import answer_refusal
-from .._ledger.notes import Event, note
+from .._ledger.notes import Event, note, note_replay
 from .._store.cache import CachedFixture
 from .._store.files import unreadable
 from ..errors import (
@@ -49,7 +49,7 @@ from .http_codec import (
 from .live import live_call, to_local_proxy
 from .misses import keyless_missing_message, near_miss_hint
 from .policy import Outcome, replay_or_record
-from .prepared import answer_head, fixture_cost, prepared_replay, rendered
+from .prepared import answer_head, fixture_note, prepared_replay, rendered
 from .steps import Steps, run_awaiting, run_blocking
 
 if TYPE_CHECKING:  # at run time a request may be httpx2's or httpx's (anthropic 0.x): same API
@@ -277,7 +277,7 @@ class HttpRecorder:
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise unreadable(path, f"{type(exc).__name__}: {exc}") from exc
-        note(Event.REPLAYED, path, usage=fixture_cost(fixture))
+        note_replay(fixture_note(fixture))
         return response
 
     def _own_fault(self, exc: Exception, request: httpx2.Request) -> VCRError:
