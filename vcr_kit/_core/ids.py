@@ -35,8 +35,8 @@ from typing import Any, Final, NamedTuple
 __all__ = [
     "ID_PREFIXES",
     "TOOL_PREFIXES",
-    "forget",
     "IdPieces",
+    "forget",
     "give_ids_bytes",
     "give_ids_pieces",
     "give_ids_text",

@@ -33,7 +33,7 @@ from .._ledger.notes import ReplayNote, replay_note
 from .._store.cache import CachedFixture, cached_fixture_in
 from ..dehydrate import dehydrate_json, placeholders, rules_in_force
 from ..errors import VCRError
-from .http_codec import rendered_answer
+from .http_codec import AnswerHead, head_of, rendered_answer
 from .policy import served
 
 __all__ = ["Prepared", "answer_head", "fixture_note", "prepared_replay", "rendered"]
@@ -57,10 +57,10 @@ def prepared_replay(
     return fixture.path, fixture
 
 
-def answer_head(fixture: CachedFixture) -> dict[str, Any]:
-    """The stored answer without its body (status, headers; frames of an event stream):
-    what rebuilding a response takes besides ``rendered``."""
-    head: dict[str, Any] = fixture.memo["facts"]["head"]
+def answer_head(fixture: CachedFixture) -> AnswerHead:
+    """The stored answer's status and headers made ready (``head_of``): what rebuilding
+    a response takes besides ``rendered``."""
+    head: AnswerHead = fixture.memo["facts"]["head"]
     return head
 
 
@@ -104,17 +104,13 @@ def _facts(path: Path, fixture: CachedFixture) -> dict[str, Any] | None:
             response = doc["response"]
             memo["facts"] = {
                 "request_bytes": canonical_json(doc["request"]),
-                "head": {k: v for k, v in response.items() if k in _HEAD},
+                "head": head_of(response),
                 "usage": doc.get("usage") or [],
             }
         except (VCRError, KeyError, TypeError, ValueError, AttributeError, RecursionError):
             memo["facts"] = None
     facts: dict[str, Any] | None = memo["facts"]
     return facts
-
-
-#: The parts of a stored answer ``response_of`` reads besides the rendered body.
-_HEAD = ("status", "headers", "frames")
 
 
 def _left_as_is(fixture: CachedFixture) -> bool:

@@ -42,7 +42,7 @@ from ..errors import (
 from .http_codec import (
     passthrough,
     rebuild_response,
-    response_of,
+    response_from_head,
     store_response_with_ids,
     usage_of,
 )
@@ -272,8 +272,8 @@ class HttpRecorder:
     ) -> httpx2.Response:
         """The answer of a fixture ``prepared_replay`` found, rendered once per process."""
         try:
-            response = response_of(
-                answer_head(fixture), rendered(fixture), request, fixture_stem=path.stem
+            response = response_from_head(
+                answer_head(fixture), rendered(fixture), request, path.stem
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise unreadable(path, f"{type(exc).__name__}: {exc}") from exc
