@@ -56,7 +56,10 @@ class ReplayNote(NamedTuple):
 
 def replay_note(path: Path, priced: PricedUsage) -> ReplayNote:
     """The note of each replay of the fixture at ``path``, whose usage is ``priced``."""
-    return ReplayNote(priced, Entry(Event.REPLAYED, path, priced.usd), path.parent, path.name)
+    # The folder as the journal keeps it (one object per path): sets and dicts keyed by
+    # it then find it by identity, with no path comparison.
+    folder = journal.folder_of(path)
+    return ReplayNote(priced, Entry(Event.REPLAYED, path, priced.usd), folder, path.name)
 
 
 def note_replay(kept: ReplayNote) -> None:
