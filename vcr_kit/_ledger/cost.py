@@ -14,7 +14,7 @@ import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from .prices import BATCH_RATE, PRICES, Price, base_model_id
 
@@ -234,6 +234,9 @@ def priced_usage(entries: Iterable[Mapping[str, Any]]) -> PricedUsage:
 #: many times]. A replay only counts (a new ``ModelCost`` per model and replay cost more
 #: than the rest of its note); ``session_cost`` adds them up when it is asked.
 _pending: dict[int, list[Any]] = {}
+#: Added up once this many are counted: a fixture read again (its file changed, or it
+#: left the cache) is priced anew, and a long run must not hold every old pricing.
+_MAX_PENDING: Final = 1024
 
 
 def add_priced(priced: PricedUsage) -> float:
@@ -244,6 +247,8 @@ def add_priced(priced: PricedUsage) -> float:
     with _lock:
         held = _pending.get(id(priced))
         if held is None:  # the list holds it: its id is not given to another meanwhile
+            if len(_pending) >= _MAX_PENDING:
+                _add_pending()
             _pending[id(priced)] = [priced, 1]
         else:
             held[1] += 1
