@@ -161,7 +161,7 @@ class CorruptFixtureTest(ThreeClientsTestCase):
         # Both ways a replay builds its answer: the full one, and the one for a request
         # that names its fixture as it is (``_engine/prepared.py``).
         with mock.patch.object(_http, "rebuild_response", broken), mock.patch.object(
-            _http, "response_of", broken
+            _http, "response_from_head", broken
         ):
             for how, play in self.each_client():
                 with self.subTest(how=how):

@@ -154,6 +154,33 @@ class ReplayCacheTest(unittest.TestCase):
         ask(sdk, "priced question")
         self.assertAlmostEqual(session_cost().usd, listed.input_tokens)
 
+    def test_each_replay_is_counted_in_the_cost_and_the_journal(self) -> None:
+        # A replay's note is made once per fixture and its cost only counted, added up
+        # when the session cost is asked: every replay must still be there, once.
+        from vcr_kit import reset_session_cost, session_cost
+        from vcr_kit._ledger.journal import Event, journal
+
+        path = self.record("counted question")
+        sdk = self.replayer()
+        self.addCleanup(reset_session_cost)
+        reset_session_cost()
+        ask(sdk, "counted question")
+        once = session_cost()
+        self.assertEqual(once.calls, 1)
+        with journal() as seen:
+            for _ in range(3):
+                ask(sdk, "counted question")
+        total = session_cost()
+        self.assertEqual(total.calls, 4)
+        self.assertEqual(total.input_tokens, 4 * once.input_tokens)
+        self.assertAlmostEqual(total.usd, 4 * once.usd)
+        self.assertEqual(seen.paths(Event.REPLAYED), [path] * 3)
+        self.assertAlmostEqual(sum(e.cost_usd for e in seen.entries), 3 * once.usd)
+        ask(sdk, "counted question")  # counted, not yet added up: a reset drops it too
+        reset_session_cost()
+        ask(sdk, "counted question")
+        self.assertEqual(session_cost().calls, 1)
+
 
 if __name__ == "__main__":
     unittest.main()

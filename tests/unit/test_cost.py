@@ -37,6 +37,22 @@ class CostArithmeticTest(unittest.TestCase):
         vcr_kit.reset_session_cost()
         self.addCleanup(vcr_kit.reset_session_cost)
 
+    def test_replays_of_many_fixtures_each_count_once(self) -> None:
+        # A replay's cost is counted and added up later (and at a bound, for a long run
+        # that prices fixtures anew): many distinct pricings, some counted twice.
+        entry = {"model": MODEL, "usage": {"input_tokens": 10, "output_tokens": 1}}
+        kept = [_cost.priced_usage([entry]) for _ in range(3000)]
+        for priced in kept:
+            self.assertEqual(_cost.add_priced(priced), priced.usd)
+        for priced in kept[:500]:
+            _cost.add_priced(priced)
+        total = vcr_kit.session_cost()
+        self.assertEqual(total.calls, 3500)
+        self.assertEqual(total.input_tokens, 35_000)
+        self.assertAlmostEqual(total.usd, 3500 * kept[0].usd)
+        _cost.add_priced(kept[0])  # counted after the sum was asked: in the next one
+        self.assertEqual(vcr_kit.session_cost().calls, 3501)
+
     def test_batch_results_count_at_the_batch_rate(self) -> None:
         from vcr_kit._engine import http_codec
 

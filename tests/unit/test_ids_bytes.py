@@ -61,6 +61,24 @@ class GiveIdsBytesTest(unittest.TestCase):
         as_text, as_bytes = self.both(text, live)
         self.assertEqual(by_first_appearance(as_bytes), by_first_appearance(as_text))
 
+    @settings(max_examples=300, deadline=None)
+    @given(texts)
+    def test_pieces_cut_once_give_the_same_ids_at_the_same_places(self, text: str) -> None:
+        # A prepared fixture keeps its answer cut at the ids (``split_at_ids``); each
+        # replay joins the pieces with fresh ids: the same bytes as the one substitution,
+        # and the ids given are known the same way (a later request quoting them gets
+        # the same key).
+        _, as_text = self.both(text)  # the ids the registry now knows
+        text_keyed = _ids.quoted_tokens(as_text.decode("utf-8"))
+        _ids.forget()
+        pieces = _ids.split_at_ids(text)
+        as_pieces = _ids.give_ids_pieces(pieces, STEM)
+        self.assertEqual(by_first_appearance(as_pieces), by_first_appearance(as_text))
+        self.assertEqual(_ids.quoted_tokens(as_pieces.decode("utf-8")), text_keyed)
+        again = _ids.give_ids_pieces(pieces, STEM)  # a second replay: other message ids
+        if any(stored.startswith("msg_vcr_") for stored in pieces.ids):
+            self.assertNotEqual(again, as_pieces)
+
     def test_gaps_longer_than_one_encoded_piece(self) -> None:
         filler = "x" * ((1 << 20) - 3)  # each gap is encoded in two pieces
         text = '{"a": "' + filler + '", "id": "msg_vcr_1", "b": "é' + filler + '"}'

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import threading
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from ..dehydrate import dehydrate_json, json_text_may_change
@@ -37,6 +38,25 @@ def _refuse_constant(name: str) -> Any:
     raise _NotFinite(name)
 
 
+class _FloatsSeen(threading.local):
+    """Whether the decoder of this thread met a float in the body it is parsing."""
+
+    seen = False
+
+
+_floats = _FloatsSeen()
+
+
+def _parse_float(spelled: str) -> float:
+    _floats.seen = True
+    return float(spelled)
+
+
+#: One decoder for every request: ``json.loads`` with hooks builds a new one each call,
+#: which costs as much as parsing a short request.
+_DECODER: Final = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_parse_float)
+
+
 class RequestParts(NamedTuple):
     """A request read once: its stored form before any dehydrate rule, whether its body
     is known to hold no NaN or infinity, and the body's text (None when not JSON)."""
@@ -55,19 +75,17 @@ def request_parts(request: httpx2.Request) -> RequestParts:
     body: Any
     finite = True
     text: str | None = None
-    floats: list[str] = []  # every float the parser met: most requests have none
-
-    def parse_float(spelled: str) -> float:
-        floats.append(spelled)
-        return float(spelled)
+    floats = False  # whether the parser met a float: most requests have none
 
     if not body_bytes:
         body = None
     else:
         try:
             text = quoted_tokens(body_bytes.decode("utf-8"))
+            _floats.seen = False
             try:  # NaN refused here: the key's canonical JSON can then skip looking for it
-                body = json.loads(text, parse_constant=_refuse_constant, parse_float=parse_float)
+                body = _DECODER.decode(text)
+                floats = _floats.seen
             except _NotFinite:
                 finite = False
                 body = json.loads(text)
@@ -91,7 +109,7 @@ def request_parts(request: httpx2.Request) -> RequestParts:
     for header in _KEYED_HEADERS:
         if header.encode("ascii") in named:
             stored[header] = request.headers[header]
-    return RequestParts(stored, finite, text, floats=bool(floats) or not finite)
+    return RequestParts(stored, finite, text, floats=floats or not finite)
 
 
 def undehydrated_key(parts: RequestParts) -> tuple[str, bytes]:

@@ -30,18 +30,21 @@ import os
 import re
 import threading
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 __all__ = [
     "ID_PREFIXES",
     "TOOL_PREFIXES",
+    "IdPieces",
     "forget",
     "give_ids_bytes",
+    "give_ids_pieces",
     "give_ids_text",
     "ids_giver",
     "live_ids_in",
     "quoted_tokens",
     "replace_tool_ids",
+    "split_at_ids",
     "stabilizer",
     "stable_tool_ids",
 ]
@@ -237,6 +240,49 @@ def give_ids_bytes(text: str, fixture_stem: str, live: dict[str, str] | None = N
         done = match.end()
     _write_encoded(out, text, done, len(text))
     return out.getvalue()
+
+
+class IdPieces(NamedTuple):
+    """A serialized answer cut at the ids a replay gives out afresh (``split_at_ids``):
+    ``texts`` are its bytes between them (one more than ``ids``), ``ids`` the stored ids
+    in order. Tool-use ids, served as stored, stay inside the texts."""
+
+    texts: tuple[bytes, ...]
+    ids: tuple[str, ...]
+
+
+def split_at_ids(text: str) -> IdPieces:
+    """``text`` cut once at its stored ids, so that each replay only joins bytes
+    (``give_ids_pieces``) instead of searching the text for them again."""
+    texts: list[bytes] = []
+    ids: list[str] = []
+    done = 0
+    for match in _STORED_ID.finditer(text):
+        stored = match.group(1)
+        if stored.startswith(_TOOL_PREFIXES):
+            continue  # a replay serves it as stored: part of the text around it
+        texts.append(text[done : match.start(1)].encode("utf-8"))
+        ids.append(stored)
+        done = match.end(1)
+    texts.append(text[done:].encode("utf-8"))
+    return IdPieces(tuple(texts), tuple(ids))
+
+
+def give_ids_pieces(pieces: IdPieces, fixture_stem: str) -> bytes:
+    """``give_ids_bytes(text, fixture_stem)`` for the ``pieces`` of ``text``: the same
+    ids given (an id repeated in the answer gets one given id), in the same order."""
+    texts = pieces.texts
+    if not pieces.ids:
+        return texts[0]
+    given_here: dict[str, bytes] = {}
+    out = [texts[0]]
+    for stored, text in zip(pieces.ids, texts[1:], strict=True):
+        given = given_here.get(stored)
+        if given is None:
+            given = given_here[stored] = _give(stored, fixture_stem, False, None).encode()
+        out.append(given)
+        out.append(text)
+    return b"".join(out)
 
 
 def _write_encoded(out: io.BytesIO, text: str, start: int, end: int) -> None:

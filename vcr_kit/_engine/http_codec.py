@@ -17,12 +17,12 @@ from __future__ import annotations
 import base64
 import io
 import json
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from .._core.aws_eventstream import CONTENT_TYPE as _EVENT_STREAM
 from .._core.aws_eventstream import HeaderValue, decode_frames, encode_frames
 from .._core.httplib import library_of
-from .._core.ids import give_ids_bytes, ids_giver, stabilizer
+from .._core.ids import IdPieces, give_ids_bytes, give_ids_pieces, ids_giver, stabilizer
 from .._core.json_pieces import Unusual, write_json
 from .._core.storable import answer_refusal
 from .._ledger.cost import usage_entries
@@ -34,6 +34,8 @@ if TYPE_CHECKING:  # at run time a response may be httpx2's or httpx's (anthropi
     import httpx2
 
 __all__ = [
+    "AnswerHead",
+    "head_of",
     "parse_frames",
     "parse_sse",
     "passthrough",
@@ -42,6 +44,7 @@ __all__ = [
     "render_frames",
     "render_sse",
     "rendered_answer",
+    "response_from_head",
     "response_of",
     "store_response",
     "store_response_with_ids",
@@ -325,14 +328,17 @@ def rendered_answer(stored: dict[str, Any]) -> tuple[str | bytes, bool]:
 
 def response_of(
     stored: dict[str, Any],
-    content: str | bytes,
+    content: str | bytes | IdPieces,
     request: httpx2.Request,
     *,
     fixture_stem: str = "",
     live_ids: dict[str, str] | None = None,
 ) -> httpx2.Response:
-    """The response for ``stored`` whose body ``rendered_answer`` gave as ``content``."""
-    if isinstance(content, str):
+    """The response for ``stored`` whose body ``rendered_answer`` gave as ``content``
+    (or its text cut at the ids by ``split_at_ids``: a replay then only joins bytes)."""
+    if isinstance(content, IdPieces):
+        content = give_ids_pieces(content, fixture_stem)
+    elif isinstance(content, str):
         # Written as bytes piece by piece: the rendered text and its bytes are all a
         # large answer costs here, not also a second text with the ids in it.
         content = give_ids_bytes(content, fixture_stem, live_ids)
@@ -343,6 +349,61 @@ def response_of(
         headers["request-id"] = fresh_request_id()
     response: httpx2.Response = library_of(request).Response(
         int(stored["status"]), headers=headers, content=content, request=request
+    )
+    return response
+
+
+class AnswerHead(NamedTuple):
+    """What ``response_of`` reads of a stored answer besides its body, made ready once
+    for answers replayed again and again (``head_of``): its headers already as the
+    HTTP library holds them, the request id's place among them (given afresh on each
+    replay), and the ``Content-Length`` the library would add (added here, with the
+    others: the library's own look-up of a header not there costs more)."""
+
+    status: int
+    before: tuple[tuple[bytes, bytes], ...]
+    after: tuple[tuple[bytes, bytes], ...]
+    fresh_request_id: bool
+    framed: bool
+    sized: bool
+
+
+def head_of(stored: dict[str, Any]) -> AnswerHead:
+    """``stored``'s ``AnswerHead``; raises what ``response_of`` would raise on it."""
+    before: list[tuple[bytes, bytes]] = []
+    after: list[tuple[bytes, bytes]] = []
+    fresh = False
+    for name, value in (stored.get("headers") or {}).items():
+        if name == "request-id" and value == RECORDED_REQUEST_ID:
+            fresh = True
+            continue
+        (after if fresh else before).append((name.encode("ascii"), value.encode("ascii")))
+    sized = not any(
+        name.lower() in (b"content-length", b"transfer-encoding") for name, _ in before + after
+    )
+    return AnswerHead(
+        int(stored["status"]), tuple(before), tuple(after), fresh, "frames" in stored, sized
+    )
+
+
+def response_from_head(
+    head: AnswerHead, content: str | bytes | IdPieces, request: httpx2.Request, fixture_stem: str
+) -> httpx2.Response:
+    """``response_of`` for an answer whose head ``head_of`` made ready."""
+    if isinstance(content, IdPieces):
+        content = give_ids_pieces(content, fixture_stem)
+    elif isinstance(content, str):  # hydrated: rendered for this replay alone
+        content = give_ids_bytes(content, fixture_stem)
+    if head.framed:
+        content = render_frames(json.loads(content))
+    headers = list(head.before)
+    if head.fresh_request_id:
+        headers.append((b"request-id", fresh_request_id().encode("ascii")))
+        headers.extend(head.after)
+    if head.sized:
+        headers.append((b"Content-Length", b"%d" % len(content)))
+    response: httpx2.Response = library_of(request).Response(
+        head.status, headers=headers, content=content, request=request
     )
     return response
 

@@ -26,15 +26,17 @@ from pathlib import Path
 from typing import Any
 
 from .._core.http_request import RequestParts
+from .._core.ids import IdPieces, split_at_ids
 from .._core.keys import canonical_json
-from .._ledger.cost import PricedUsage, priced_usage, prices_state
+from .._ledger.cost import priced_usage, prices_state
+from .._ledger.notes import ReplayNote, replay_note
 from .._store.cache import CachedFixture, cached_fixture_in
 from ..dehydrate import dehydrate_json, placeholders, rules_in_force
 from ..errors import VCRError
-from .http_codec import rendered_answer
+from .http_codec import AnswerHead, head_of, rendered_answer
 from .policy import served
 
-__all__ = ["Prepared", "answer_head", "fixture_cost", "prepared_replay", "rendered"]
+__all__ = ["Prepared", "answer_head", "fixture_note", "prepared_replay", "rendered"]
 
 Prepared = tuple[Path, CachedFixture]
 
@@ -55,34 +57,39 @@ def prepared_replay(
     return fixture.path, fixture
 
 
-def answer_head(fixture: CachedFixture) -> dict[str, Any]:
-    """The stored answer without its body (status, headers; frames of an event stream):
-    what rebuilding a response takes besides ``rendered``."""
-    head: dict[str, Any] = fixture.memo["facts"]["head"]
+def answer_head(fixture: CachedFixture) -> AnswerHead:
+    """The stored answer's status and headers made ready (``head_of``): what rebuilding
+    a response takes besides ``rendered``."""
+    head: AnswerHead = fixture.memo["facts"]["head"]
     return head
 
 
-def fixture_cost(fixture: CachedFixture) -> PricedUsage:
-    """The fixture's usage priced (for the ledger), once per fixture while the price
-    table stays the same (``set_price`` changes it)."""
-    kept: PricedUsage | None = fixture.memo.get("priced")
-    if kept is None or kept.state != prices_state():
-        kept = fixture.memo["priced"] = priced_usage(fixture.memo["facts"]["usage"])
+def fixture_note(fixture: CachedFixture) -> ReplayNote:
+    """The ledger's note of a replay of the fixture, its usage priced, made once per
+    fixture while the price table stays the same (``set_price`` changes it)."""
+    kept: ReplayNote | None = fixture.memo.get("note")
+    if kept is None or kept.priced.state != prices_state():
+        priced = priced_usage(fixture.memo["facts"]["usage"])
+        kept = fixture.memo["note"] = replay_note(fixture.path, priced)
     return kept
 
 
-def rendered(fixture: CachedFixture) -> str | bytes:
+def rendered(fixture: CachedFixture) -> str | bytes | IdPieces:
     """The fixture's answer rendered (before the ids are given out), once per fixture
-    unless it holds placeholders (this machine's paths go in on every replay)."""
+    unless it holds placeholders (this machine's paths go in on every replay). Kept as
+    its bytes cut at the ids a replay gives out, so a replay joins them with fresh ids
+    instead of searching the text again."""
     tokens = placeholders()  # the same tuple while the rules stay the same
     kept = fixture.memo.get("rendered")
     if kept is not None and kept[0] is tokens:
-        content: str | bytes = kept[1]
-        return content
+        pieces: bytes | IdPieces = kept[1]
+        return pieces
     content, hydrated = rendered_answer(fixture.doc["response"])
-    if not hydrated:
-        fixture.memo["rendered"] = (tokens, content)
-    return content
+    if hydrated:
+        return content
+    kept_form = split_at_ids(content) if isinstance(content, str) else content
+    fixture.memo["rendered"] = (tokens, kept_form)
+    return kept_form
 
 
 def _facts(path: Path, fixture: CachedFixture) -> dict[str, Any] | None:
@@ -97,17 +104,13 @@ def _facts(path: Path, fixture: CachedFixture) -> dict[str, Any] | None:
             response = doc["response"]
             memo["facts"] = {
                 "request_bytes": canonical_json(doc["request"]),
-                "head": {k: v for k, v in response.items() if k in _HEAD},
+                "head": head_of(response),
                 "usage": doc.get("usage") or [],
             }
         except (VCRError, KeyError, TypeError, ValueError, AttributeError, RecursionError):
             memo["facts"] = None
     facts: dict[str, Any] | None = memo["facts"]
     return facts
-
-
-#: The parts of a stored answer ``response_of`` reads besides the rendered body.
-_HEAD = ("status", "headers", "frames")
 
 
 def _left_as_is(fixture: CachedFixture) -> bool:

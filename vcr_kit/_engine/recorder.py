@@ -15,15 +15,21 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from .._core.config import Mode, Settings, cloud_base_urls, load_settings
 from .._core.credentials import credentials_in, has_real_key, uses_stand_in_key
-from .._core.http_request import request_key, request_parts, undehydrated_key, with_live_ids
+from .._core.http_request import (
+    RequestParts,
+    request_key,
+    request_parts,
+    undehydrated_key,
+    with_live_ids,
+)
 from .._core.platforms import platform_of
 from .._core.schema import FORMAT_KEY, FORMAT_VERSION, Document, problems
 from .._core.storable import answer_refusal
-from .._ledger.notes import Event, note
+from .._ledger.notes import Event, note, note_replay
 from .._store.cache import CachedFixture
 from .._store.files import unreadable
 from ..errors import (
@@ -37,20 +43,20 @@ from .http_codec import (
     passthrough,
     rebuild_large_response,
     rebuild_response,
-    response_of,
+    response_from_head,
     store_response_with_ids,
     usage_of,
 )
 from .live import live_call, to_local_proxy
 from .misses import keyless_missing_message, near_miss_hint
 from .policy import Outcome, replay_or_record
-from .prepared import answer_head, fixture_cost, prepared_replay, rendered
+from .prepared import answer_head, fixture_note, prepared_replay, rendered
 from .steps import Steps, run_awaiting, run_blocking
 
 if TYPE_CHECKING:  # at run time a request may be httpx2's or httpx's (anthropic 0.x): same API
     import httpx2
 
-__all__ = ["NOT_RECORDED", "AsyncLiveSend", "HttpRecorder", "LiveSend"]
+__all__ = ["NOT_RECORDED", "AsyncLiveSend", "HttpRecorder", "LiveSend", "LookedUp"]
 
 LiveSend = Callable[["httpx2.Request"], "httpx2.Response"]
 AsyncLiveSend = Callable[["httpx2.Request"], Awaitable["httpx2.Response"]]
@@ -60,6 +66,19 @@ Send = Callable[["httpx2.Request"], Any]
 #: The ``extensions`` key of a live answer handed back unsaved: why it was not recorded
 #: (the proxy logs it; the journal has it too).
 NOT_RECORDED: Final = "vcr_kit_not_recorded"
+
+
+class LookedUp(NamedTuple):
+    """What ``HttpRecorder.look_up`` found: the replayed answer, or what the full way
+    goes on from (the request parsed, and its name with no rule applied: None in mode
+    record, or when nothing was parsed)."""
+
+    response: httpx2.Response | None
+    parts: RequestParts | None
+    undehydrated: tuple[str, bytes] | None
+
+
+_NOT_LOOKED_UP: Final = LookedUp(None, None, None)
 
 
 class _Declined(Exception):
@@ -95,7 +114,10 @@ class HttpRecorder:
                 response.close()
             return response
 
-        return run_blocking(self.exchange(request, live, whole))
+        looked = self.look_up(request)
+        if looked.response is not None:  # a prepared fixture: no steps to drive
+            return looked.response
+        return run_blocking(self.exchange(request, live, whole, looked))
 
     async def ahandle(self, request: httpx2.Request, live: AsyncLiveSend) -> httpx2.Response:
         """``handle`` for async clients."""
@@ -108,10 +130,36 @@ class HttpRecorder:
                 await response.aclose()
             return response
 
-        return await run_awaiting(self.exchange(request, live, whole))
+        looked = self.look_up(request)  # reads a small fixture file in this thread, as before
+        if looked.response is not None:
+            return looked.response
+        return await run_awaiting(self.exchange(request, live, whole, looked))
 
-    def exchange(self, request: httpx2.Request, live: Send, whole: Send) -> Steps[httpx2.Response]:
-        """The one body of ``handle`` and ``ahandle``. ``live`` sends a request upstream;
+    def look_up(self, request: httpx2.Request) -> LookedUp:
+        """The replay of a prepared fixture (``prepared_replay``) when the request as it is
+        names one, served at once: the common replay, with no steps driven. Otherwise
+        what was parsed on the way, for ``exchange`` to go on from."""
+        if to_local_proxy(request) or self.settings.mode is Mode.OFF:
+            return _NOT_LOOKED_UP
+        try:
+            parts = request_parts(request)
+            if self.settings.mode is Mode.RECORD:
+                return LookedUp(None, parts, None)
+            undehydrated = undehydrated_key(parts)
+            found = prepared_replay(self.settings.fixtures_dir, parts, undehydrated)
+            if found is None:
+                return LookedUp(None, parts, undehydrated)
+            return LookedUp(self._replayed(*found, request), parts, undehydrated)
+        except VCRError as exc:
+            raise exc from None  # as ``exchange`` raises it
+        except Exception as exc:
+            raise self._own_fault(exc, request) from exc
+
+    def exchange(
+        self, request: httpx2.Request, live: Send, whole: Send, looked: LookedUp
+    ) -> Steps[httpx2.Response]:
+        """The one body of ``handle`` and ``ahandle``, after ``look_up`` found no prepared
+        fixture (``looked``: what it parsed). ``live`` sends a request upstream;
         ``whole`` also reads its answer to the end (the one to store)."""
         upstream: list[BaseException] = []
         try:
@@ -122,13 +170,8 @@ class HttpRecorder:
                 response: httpx2.Response = yield from _live(live, request, upstream)
                 _note_live(request)
                 return response
-            parts = request_parts(request)
-            undehydrated = None
-            if self.settings.mode is not Mode.RECORD:
-                undehydrated = undehydrated_key(parts)
-                found = prepared_replay(self.settings.fixtures_dir, parts, undehydrated)
-                if found is not None:  # the request as it is names its fixture: served
-                    return self._replayed(*found, request)
+            parts = looked.parts if looked.parts is not None else request_parts(request)
+            undehydrated = looked.undehydrated
             # A miss that no rule can change keeps the name just computed (not hashed again).
             name, stored_request = request_key(request, parts, undehydrated)
             path = self.settings.fixtures_dir / name
@@ -233,12 +276,12 @@ class HttpRecorder:
     ) -> httpx2.Response:
         """The answer of a fixture ``prepared_replay`` found, rendered once per process."""
         try:
-            response = response_of(
-                answer_head(fixture), rendered(fixture), request, fixture_stem=path.stem
+            response = response_from_head(
+                answer_head(fixture), rendered(fixture), request, path.stem
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise unreadable(path, f"{type(exc).__name__}: {exc}") from exc
-        note(Event.REPLAYED, path, usage=fixture_cost(fixture))
+        note_replay(fixture_note(fixture))
         return response
 
     def _own_fault(self, exc: Exception, request: httpx2.Request) -> VCRError:

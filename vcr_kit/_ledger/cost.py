@@ -14,7 +14,7 @@ import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from .prices import BATCH_RATE, PRICES, Price, base_model_id
 
@@ -230,26 +230,57 @@ def priced_usage(entries: Iterable[Mapping[str, Any]]) -> PricedUsage:
     return PricedUsage(state, tuple(costs), total)
 
 
+#: Replays counted and not yet added up: ``id`` of a kept ``PricedUsage`` -> [it, how
+#: many times]. A replay only counts (a new ``ModelCost`` per model and replay cost more
+#: than the rest of its note); ``session_cost`` adds them up when it is asked.
+_pending: dict[int, list[Any]] = {}
+#: Added up once this many are counted: a fixture read again (its file changed, or it
+#: left the cache) is priced anew, and a long run must not hold every old pricing.
+_MAX_PENDING: Final = 1024
+
+
 def add_priced(priced: PricedUsage) -> float:
-    """Add what ``priced_usage`` priced to the session; return its USD."""
+    """Add what ``priced_usage`` priced to the session; return its USD. Meant for a
+    ``PricedUsage`` kept and added again and again (a replayed fixture's)."""
     if _inside_cassette.get():
         return 0.0
     with _lock:
-        for model, cost in priced.costs:
-            _by_model[model] = _by_model.get(model, ModelCost()) + cost
+        held = _pending.get(id(priced))
+        if held is None:  # the list holds it: its id is not given to another meanwhile
+            if len(_pending) >= _MAX_PENDING:
+                _add_pending()
+            _pending[id(priced)] = [priced, 1]
+        else:
+            held[1] += 1
     return priced.usd
+
+
+def _add_pending() -> None:
+    """The counted replays into ``_by_model`` (called under ``_lock``)."""
+    for priced, times in _pending.values():
+        for model, cost in priced.costs:
+            total = _by_model.get(model, ModelCost())
+            for _ in range(times):  # added one by one, as each replay's would have been
+                total = total + cost
+            _by_model[model] = total
+    _pending.clear()
 
 
 def add_usage(entries: Iterable[Mapping[str, Any]]) -> float:
     """Add ``{"model": ..., "usage": {...}}`` entries to the session; return their USD."""
     if _inside_cassette.get():
         return 0.0  # nothing priced either: the enclosing cassette counts (and warns)
-    return add_priced(priced_usage(entries))
+    priced = priced_usage(entries)
+    with _lock:  # priced once and added once: added now
+        for model, cost in priced.costs:
+            _by_model[model] = _by_model.get(model, ModelCost()) + cost
+    return priced.usd
 
 
 def session_cost() -> SessionCost:
     """Tokens by kind, USD and a per-model breakdown of every response this session."""
     with _lock:
+        _add_pending()
         by_model = dict(_by_model)
     total = sum(by_model.values(), ModelCost())
     return SessionCost(**{f: getattr(total, f) for f in _FIELDS}, by_model=by_model)
@@ -257,6 +288,7 @@ def session_cost() -> SessionCost:
 
 def reset_session_cost() -> None:
     with _lock:
+        _pending.clear()
         _by_model.clear()
 
 

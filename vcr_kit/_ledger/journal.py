@@ -92,6 +92,18 @@ def add(event: Event, path: Path | None, cost_usd: float = 0.0, detail: str = ""
             journal.entries.append(entry)
 
 
+def add_entry(entry: Entry, folder: Path) -> None:
+    """``add`` for an entry made once and added again and again (a replayed fixture's,
+    kept with ``folder``, its path's parent)."""
+    with _lock:
+        _totals[entry.event] += 1
+        if entry.event is Event.REPLAYED:
+            _replayed_cost[0] += entry.cost_usd
+        _fixture_dirs.add(folder)
+        for journal in _open_journals:
+            journal.entries.append(entry)
+
+
 @contextmanager
 def journal() -> Iterator[Journal]:
     """Collect the entries noted while the block runs (one test)."""

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import journal, runs
 from .cost import PricedUsage, add_priced, add_usage
-from .journal import Event
+from .journal import Entry, Event
 from .summary import register_summary
 
-__all__ = ["Event", "note"]
+__all__ = ["Event", "ReplayNote", "note", "note_replay", "replay_note"]
 
 
 def note(
@@ -41,3 +41,34 @@ def note(
     runs.note(event.value, path, cost)
     if changed and path is not None:
         runs.note_changed(path)
+
+
+class ReplayNote(NamedTuple):
+    """What ``note(Event.REPLAYED, path, usage=priced)`` records, made once per fixture
+    (``replay_note``) so that each replay records it in one cheaper call
+    (``note_replay``): the journal's entry, the folder and name the run record keeps."""
+
+    priced: PricedUsage
+    entry: Entry
+    folder: Path
+    name: str
+
+
+def replay_note(path: Path, priced: PricedUsage) -> ReplayNote:
+    """The note of each replay of the fixture at ``path``, whose usage is ``priced``."""
+    # The folder as the journal keeps it (one object per path): sets and dicts keyed by
+    # it then find it by identity, with no path comparison.
+    folder = journal.folder_of(path)
+    return ReplayNote(priced, Entry(Event.REPLAYED, path, priced.usd), folder, path.name)
+
+
+def note_replay(kept: ReplayNote) -> None:
+    """``note(Event.REPLAYED, path, usage=priced)`` for the ``kept`` note of a fixture:
+    the same records, without making them anew."""
+    register_summary()
+    cost = add_priced(kept.priced)
+    entry = kept.entry
+    if cost != entry.cost_usd:  # inside a cassette's recording: it counts the cost
+        entry = Entry(Event.REPLAYED, entry.path, cost)
+    journal.add_entry(entry, kept.folder)
+    runs.note_used(kept.folder, kept.name)

@@ -120,6 +120,18 @@ def note(event: str, path: Path | None, cost_usd: float = 0.0) -> None:
             _missing[0] = True
 
 
+def note_used(folder: Path, name: str) -> None:
+    """``note`` of a replay, for a fixture whose folder and name the caller keeps."""
+    with _lock:
+        _register()
+        used = _used.get(folder)
+        if used is None:
+            used = _used[folder] = set()
+        used.add(name)
+        if _current_test[0]:
+            _tests.setdefault(folder, {}).setdefault(name, set()).add(_current_test[0])
+
+
 @contextmanager
 def testing(test_id: str) -> Iterator[None]:
     """The fixtures used while the block runs are used by the test ``test_id``."""

@@ -48,6 +48,7 @@ __all__ = [
     "decide",
     "faults",
     "handle",
+    "in_force",
     "reshaped",
 ]
 
@@ -122,6 +123,12 @@ def active_plan() -> FaultPlan | None:
         if plan is None:
             plan = _from_environment[key] = FaultPlan(spec)
         return plan
+
+
+def in_force() -> bool:
+    """Whether a plan with faults is in force (a seam with none skips ``handle``)."""
+    plan = active_plan()
+    return plan is not None and bool(plan.spec)
 
 
 @dataclass(frozen=True)
