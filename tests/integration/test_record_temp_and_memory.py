@@ -14,18 +14,19 @@ import unittest
 from pathlib import Path
 from typing import Any
 
-import httpx2
-
 import vcr_kit
 from vcr_kit._core import ids as _ids
+from vcr_kit._core.httplib import sdk_library
 
+#: The SDK's HTTP library: httpx2 from anthropic 1.0 on, httpx before.
+http = sdk_library()
 MODEL = "claude-opus-4-7"
 
 
-def request(text: str = "hello") -> httpx2.Request:
+def request(text: str = "hello") -> http.Request:
     body = json.dumps({"max_tokens": 8, "model": MODEL,
                        "messages": [{"role": "user", "content": text}]}).encode()
-    return httpx2.Request("POST", "https://api.anthropic.com/v1/messages", content=body,
+    return http.Request("POST", "https://api.anthropic.com/v1/messages", content=body,
                           headers={"content-type": "application/json", "x-api-key": "test"})
 
 
@@ -49,14 +50,14 @@ class TestReservedTemp(unittest.TestCase):
     def test_the_probe_made_before_the_call_becomes_the_fixture(self) -> None:
         seen: list[int] = []
 
-        def api(_request: httpx2.Request) -> httpx2.Response:
+        def api(_request: http.Request) -> http.Response:
             (temp,) = self.temps()  # made before the call, while it runs
             seen.append(temp.stat().st_ino)
-            return httpx2.Response(200, headers={"content-type": "application/json"},
+            return http.Response(200, headers={"content-type": "application/json"},
                                    content=answer("hi"))
 
         transport = vcr_kit.VCRTransport(mode="record", fixtures_dir=self.folder,
-                                         live=httpx2.MockTransport(api))
+                                         live=http.MockTransport(api))
         response = transport.handle_request(request())
         response.read()
         (fixture,) = self.folder.glob("*.json")
@@ -65,24 +66,24 @@ class TestReservedTemp(unittest.TestCase):
         self.assertEqual(oct(fixture.stat().st_mode & 0o777), "0o644")
 
     def test_no_temp_file_is_left_when_nothing_is_written(self) -> None:
-        def failing(_request: httpx2.Request) -> httpx2.Response:
-            raise httpx2.ConnectError("refused")
+        def failing(_request: http.Request) -> http.Response:
+            raise http.ConnectError("refused")
 
-        def unearned(_request: httpx2.Request) -> httpx2.Response:
-            return httpx2.Response(529, headers={"content-type": "application/json"},
+        def unearned(_request: http.Request) -> http.Response:
+            return http.Response(529, headers={"content-type": "application/json"},
                                    content=b'{"type":"error","error":{"type":"overloaded_error"}}')
 
-        def same(_request: httpx2.Request) -> httpx2.Response:
-            return httpx2.Response(200, headers={"content-type": "application/json"},
+        def same(_request: http.Request) -> http.Response:
+            return http.Response(200, headers={"content-type": "application/json"},
                                    content=answer("the same"))
 
         for name, api in (("failing", failing), ("unearned", unearned), ("same", same),
                           ("same again", same)):
             with self.subTest(name):
                 transport = vcr_kit.VCRTransport(mode="record", fixtures_dir=self.folder,
-                                                 live=httpx2.MockTransport(api))
+                                                 live=http.MockTransport(api))
                 if api is failing:
-                    with self.assertRaises(httpx2.ConnectError):  # the upstream's, as it is
+                    with self.assertRaises(http.ConnectError):  # the upstream's, as it is
                         transport.handle_request(request(name))
                 else:
                     transport.handle_request(request(name.split()[0])).read()
@@ -105,7 +106,7 @@ def peak(run: Any) -> int:
 class TestLargeAnswerMemory(unittest.TestCase):
     def test_record_and_replay_within_three_times_the_answer(self) -> None:
         body = answer(("lorem ipsum " * 800_000)[:9_000_000])  # a file over 4 MB
-        mock = httpx2.MockTransport(lambda r: httpx2.Response(
+        mock = http.MockTransport(lambda r: http.Response(
             200, headers={"content-type": "application/json"}, content=body))
         with tempfile.TemporaryDirectory() as folder:
             recorder = vcr_kit.VCRTransport(mode="record", fixtures_dir=folder, live=mock)

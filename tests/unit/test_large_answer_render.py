@@ -12,13 +12,14 @@ import tracemalloc
 import unittest
 from typing import Any
 
-import httpx2
-
 from tests.unit.test_ids_bytes import by_first_appearance
 from vcr_kit._core import ids as _ids
+from vcr_kit._core.httplib import sdk_library
 from vcr_kit._engine.http_codec import rebuild_large_response, rebuild_response
 
-REQUEST = httpx2.Request("POST", "https://api.anthropic.com/v1/messages")
+#: The SDK's HTTP library: httpx2 from anthropic 1.0 on, httpx before.
+http = sdk_library()
+REQUEST = http.Request("POST", "https://api.anthropic.com/v1/messages")
 TOOL = "toolu_vcr" + "a" * 21
 ANSWERS: list[dict[str, Any]] = [
     {"status": 200, "headers": {"content-type": "application/json"}, "body": {
