@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
 # The errors are named again here (and in __all__): the front door lists every public
 # name itself, so a reader and a type checker see them in one place.
@@ -18,7 +17,12 @@ from .errors import (
     VCRError,
 )
 
+#: ``typing.TYPE_CHECKING`` without importing ``typing`` (a few ms of ``import vcr_kit``
+#: on a cold interpreter; type checkers treat any name of this spelling as true).
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # the type checker sees every name; at run time each loads on first use
+    from typing import Any
+
     from ._core.config import Mode
     from ._engine.cassette import Recording, fixture
     from ._engine.sdk_cassettes import (

@@ -49,6 +49,23 @@ class ImportTest(unittest.TestCase):
         lines = self.run_python(PURE, str(temp_dir(self)))
         self.assertEqual(lines[3], "after import: ['vcr_kit', 'vcr_kit.errors']")
 
+    def test_import_vcr_kit_adds_no_standard_module_it_only_annotates_with(self) -> None:
+        # -S: no site, so nothing has loaded typing or pathlib before (an editable
+        # install's finder does); vcr_kit is found through the path given.
+        code = (
+            "import sys\n"
+            f"sys.path.insert(0, {str(ROOT)!r})\n"
+            "before = set(sys.modules)\n"
+            "import vcr_kit\n"
+            "print(sorted({'typing', 'pathlib'} & (set(sys.modules) - before)))\n"
+        )
+        env = environ_without_vcr()
+        done = subprocess.run(
+            [sys.executable, "-S", "-c", code], cwd=ROOT, env=env, capture_output=True,
+            text=True, timeout=120, check=False,
+        )
+        self.assertEqual((done.returncode, done.stdout, done.stderr), (0, "[]\n", ""))
+
     def test_every_public_name_resolves(self) -> None:
         code = (
             "import vcr_kit\n"
