@@ -108,12 +108,7 @@ def note(event: str, path: Path | None, cost_usd: float = 0.0) -> None:
     if event not in _USED_EVENTS or path is None:
         return
     with _lock:
-        _register()
-        folder = folder_of(path)
-        _used.setdefault(folder, set()).add(path.name)
-        if _current_test[0]:
-            users = _tests.setdefault(folder, {}).setdefault(path.name, set())
-            users.add(_current_test[0])
+        _mark_used(folder_of(path), path.name)
         if event == "recorded":
             _recorded_usd[0] += cost_usd
         elif event == "missing":
@@ -123,13 +118,19 @@ def note(event: str, path: Path | None, cost_usd: float = 0.0) -> None:
 def note_used(folder: Path, name: str) -> None:
     """``note`` of a replay, for a fixture whose folder and name the caller keeps."""
     with _lock:
-        _register()
-        used = _used.get(folder)
-        if used is None:
-            used = _used[folder] = set()
-        used.add(name)
-        if _current_test[0]:
-            _tests.setdefault(folder, {}).setdefault(name, set()).add(_current_test[0])
+        _mark_used(folder, name)
+
+
+def _mark_used(folder: Path, name: str) -> None:
+    """The fixture ``name`` in ``folder`` is used by this run, and by the test running
+    now (called under ``_lock``)."""
+    _register()
+    used = _used.get(folder)
+    if used is None:
+        used = _used[folder] = set()
+    used.add(name)
+    if _current_test[0]:
+        _tests.setdefault(folder, {}).setdefault(name, set()).add(_current_test[0])
 
 
 @contextmanager
