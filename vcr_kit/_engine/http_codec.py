@@ -24,6 +24,7 @@ from .._core.aws_eventstream import HeaderValue, decode_frames, encode_frames
 from .._core.httplib import library_of
 from .._core.ids import IdPieces, give_ids_bytes, give_ids_pieces, ids_giver, stabilizer
 from .._core.json_pieces import Unusual, write_json
+from .._core.loaded_response import loaded_response
 from .._core.storable import answer_refusal
 from .._ledger.cost import usage_entries
 from ..dehydrate import dehydrate, dehydrate_json, hydrate_json, placeholders
@@ -342,15 +343,7 @@ def response_of(
         # Written as bytes piece by piece: the rendered text and its bytes are all a
         # large answer costs here, not also a second text with the ids in it.
         content = give_ids_bytes(content, fixture_stem, live_ids)
-    if "frames" in stored:
-        content = render_frames(json.loads(content))
-    headers = dict(stored.get("headers") or {})
-    if headers.get("request-id") == RECORDED_REQUEST_ID:
-        headers["request-id"] = fresh_request_id()
-    response: httpx2.Response = library_of(request).Response(
-        int(stored["status"]), headers=headers, content=content, request=request
-    )
-    return response
+    return _response(head_of(stored), content, request)
 
 
 class AnswerHead(NamedTuple):
@@ -394,6 +387,10 @@ def response_from_head(
         content = give_ids_pieces(content, fixture_stem)
     elif isinstance(content, str):  # hydrated: rendered for this replay alone
         content = give_ids_bytes(content, fixture_stem)
+    return _response(head, content, request)
+
+
+def _response(head: AnswerHead, content: bytes, request: httpx2.Request) -> httpx2.Response:
     if head.framed:
         content = render_frames(json.loads(content))
     headers = list(head.before)
@@ -402,10 +399,7 @@ def response_from_head(
         headers.extend(head.after)
     if head.sized:
         headers.append((b"Content-Length", b"%d" % len(content)))
-    response: httpx2.Response = library_of(request).Response(
-        head.status, headers=headers, content=content, request=request
-    )
-    return response
+    return loaded_response(library_of(request), head.status, headers, content, request)
 
 
 def usage_of(stored: dict[str, Any]) -> list[dict[str, Any]]:
