@@ -71,6 +71,21 @@ class BenchmarkTest(unittest.TestCase):
         for line, size in zip(lines[2:], (3, 6), strict=True):
             self.assertRegex(line, rf"^\s+{size}\s+\d+us\s+\d+us\s+\d+\.\d\dx$")
 
+    def test_the_transport_benchmark_prints_both_sides_and_the_extra_per_length(self) -> None:
+        done = run_captured(
+            [sys.executable, "benchmarks/transport.py", "--turns", "0,2", "--rounds", "1"],
+            cwd=ROOT, env=environ_without_vcr(), timeout=300,
+        )
+        self.assertEqual(done.returncode, 0, done.stderr)
+        lines = done.stdout.splitlines()
+        self.assertRegex(
+            lines[0], r"^anthropic \S+, Python \S+; CPU time per call, best of rounds$"
+        )
+        self.assertEqual(lines[1].split(), ["turns", "request", "floor", "vcr_kit", "extra"])
+        for line, turns in zip(lines[2:], (0, 2), strict=True):
+            self.assertRegex(line, rf"^\s+{turns}\s+\d+KB\s+[\d.]+us\s+[\d.]+us\s+-?[\d.]+us$")
+        self.assertEqual(len(lines), 4)
+
 
 if __name__ == "__main__":
     unittest.main()
