@@ -17,6 +17,7 @@ relayed while a server runs and dropped otherwise: they are not part of an answe
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import threading
@@ -222,7 +223,9 @@ class McpRelay:
         if server is None:
             return
         if server.stdin is not None:
-            server.stdin.close()
+            # The server may have exited with a request still buffered: nobody to read it.
+            with contextlib.suppress(BrokenPipeError):
+                server.stdin.close()
         try:
             server.wait(timeout=5)
         except subprocess.TimeoutExpired:
