@@ -135,6 +135,34 @@ class ReplayCacheTest(unittest.TestCase):
             ask(sdk, question)  # now it is the home folder: keyed as [HOME]/notes.txt
         self.assertIn("Fixture missing", str(caught.exception))
 
+    def test_a_huge_integer_is_not_answered_by_the_fixture_of_its_nearest_float(
+        self,
+    ) -> None:
+        # Replay looks a request up by orjson's parse first, which makes an integer
+        # beyond 64 bits the nearest float: the key of a fixture recorded with that
+        # float. The fixture is not served for it; the exact parse keys the integer.
+        def ask_with(sdk: object, seed: float | int) -> str:
+            message = sdk.messages.create(  # type: ignore[attr-defined]
+                model=MODEL, max_tokens=32, extra_body={"seed": seed},
+                messages=[{"role": "user", "content": "seeded question"}],
+            )
+            answer: str = message.content[0].text
+            return answer
+
+        huge = 2**64 + 1
+        with LoopbackServer() as server, client(
+            mode="record", fixtures_dir=self.fixtures, api_key="test-key",
+            base_url=server.url, max_retries=0,
+        ) as sdk:
+            ask_with(sdk, float(huge))
+            ask_with(sdk, 2**70)  # an integer recorded as it is is answered as it is
+        sdk = self.replayer()
+        self.assertEqual(ask_with(sdk, float(huge)), "Echo: seeded question")
+        self.assertEqual(ask_with(sdk, 2**70), "Echo: seeded question")
+        with self.assertRaises(FixtureMissingError) as caught:
+            ask_with(sdk, huge)
+        self.assertIn("Fixture missing", str(caught.exception))
+
     def test_a_price_set_after_the_first_replay_prices_the_next_one(self) -> None:
         # A kept fixture keeps its usage priced; set_price must still take effect.
         from vcr_kit import Price, reset_session_cost, session_cost, set_price

@@ -16,8 +16,11 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vcr_kit._core.http_request import request_parts, undehydrated_key
+from vcr_kit._core import canonical_json as fastjson
+from vcr_kit._core.canonical_json import holds_huge_float
+from vcr_kit._core.http_request import quick_key, request_parts, undehydrated_key
 from vcr_kit._core.httplib import sdk_library
+from vcr_kit._core.keys import canonical_json
 
 http: Any = sdk_library()
 
@@ -30,10 +33,19 @@ bodies = st.recursive(
 )
 
 
+#: A JSON number as any client may spell it: leading minus, many digits, fraction,
+#: exponent of either case and sign (huge integers included).
+number_literals = st.from_regex(
+    r"-?(0|[1-9][0-9]{0,24})(\.[0-9]{1,24})?([eE][+-]?[0-9]{1,3})?", fullmatch=True
+)
+
+
 def request(body: Any) -> Any:
-    return http.Request(
-        "POST", "https://api.anthropic.com/v1/messages", content=json.dumps(body).encode()
-    )
+    return raw_request(json.dumps(body).encode())
+
+
+def raw_request(content: bytes) -> Any:
+    return http.Request("POST", "https://api.anthropic.com/v1/messages", content=content)
 
 
 def standard_bytes(value: Any) -> bytes:
@@ -74,6 +86,70 @@ class RequestPartsTest(unittest.TestCase):
     def test_the_key_bytes_are_the_standard_librarys(self, body: Any) -> None:
         parts = request_parts(request(body))
         self.assertEqual(undehydrated_key(parts)[1], standard_bytes(parts.stored))
+
+
+@unittest.skipUnless(fastjson.available(), "orjson is not in use: there is no quick key")
+class QuickKeyTest(unittest.TestCase):
+    """Replay looks a request up by the key of orjson's parse first. A fixture found
+    that way is served only when the exact parse would name the same file: this holds
+    whenever the fixture's request (bytes equal to the quick key's) holds no float that
+    may have been a huge integer (``holds_huge_float``), which replay checks per
+    fixture."""
+
+    def assert_served_only_as_the_exact_key_would(self, content: bytes) -> None:
+        quick = quick_key(raw_request(content))
+        if quick is None:  # orjson refused it: the exact way runs, as before
+            return
+        name, data = quick
+        # A fixture these bytes can name: the standard library wrote its request.
+        recorded = json.loads(data)
+        if canonical_json(recorded) != data or holds_huge_float(recorded):
+            return  # no such fixture, or one that replay leaves to the exact way
+        self.assertEqual(undehydrated_key(request_parts(raw_request(content))), (name, data))
+
+    @settings(max_examples=300, deadline=None)
+    @given(bodies)
+    def test_a_fixture_found_by_the_quick_key_is_the_exact_keys(self, body: Any) -> None:
+        self.assert_served_only_as_the_exact_key_would(json.dumps({"x": body}).encode())
+
+    @settings(max_examples=500, deadline=None)
+    @given(st.lists(number_literals, min_size=1, max_size=4))
+    def test_any_spelling_of_a_number_is_keyed_as_the_exact_parse_keys_it(
+        self, literals: list[str]
+    ) -> None:
+        content = ('{"model":"claude-opus-4-7","x":[' + ",".join(literals) + "]}").encode()
+        self.assert_served_only_as_the_exact_key_would(content)
+
+    def test_a_plain_request_has_the_exact_key(self) -> None:
+        body = {
+            "model": "claude-opus-4-7", "max_tokens": 64, "temperature": 0.7,
+            "messages": [{"role": "user", "content": "Grüße, 世界 \u2028 \\ \""}],
+            "metadata": {"user_id": "someone"},
+        }
+        self.assertEqual(quick_key(request(body)), undehydrated_key(request_parts(request(body))))
+
+    def test_a_huge_integer_is_why_a_fixture_with_a_huge_float_is_left_to_the_exact_way(
+        self,
+    ) -> None:
+        # orjson makes 2**64 + 1 the float 2**64: the quick key of a request holding the
+        # integer is the exact key of one that held the float, which is not this request.
+        huge = 2**64 + 1
+        quick = quick_key(request({"x": huge}))
+        assert quick is not None
+        self.assertEqual(quick, undehydrated_key(request_parts(request({"x": float(huge)}))))
+        self.assertNotEqual(quick, undehydrated_key(request_parts(request({"x": huge}))))
+        self.assertTrue(holds_huge_float(json.loads(quick[1])))
+
+    def test_what_orjson_refuses_has_no_quick_key(self) -> None:
+        for content in (b"", b"not json", b'{"x": NaN}', b'"\\ud800"', b"\xff"):
+            with self.subTest(content=content):
+                self.assertIsNone(quick_key(raw_request(content)))
+
+    def test_huge_floats_are_told_from_the_rest(self) -> None:
+        self.assertFalse(holds_huge_float({"a": [0.5, -1e18, 2**70, "1e30"], "b": None}))
+        for value in (2.0**63, -(2.0**63), 1e300, [{"a": float("nan")}], float("inf")):
+            with self.subTest(value=value):
+                self.assertTrue(holds_huge_float({"a": [value]}))
 
 
 if __name__ == "__main__":

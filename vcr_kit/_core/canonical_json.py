@@ -18,11 +18,12 @@ change a key would orphan committed fixtures). ``VCR_PURE_JSON=1`` turns it off.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from .config import pure_json_wanted
 
-__all__ = ["available", "canonical"]
+__all__ = ["HUGE_FLOAT", "available", "canonical", "holds_huge_float", "quick_canonical",
+           "quick_loads"]
 
 try:
     if pure_json_wanted():
@@ -30,10 +31,18 @@ try:
     import orjson
 except ImportError:
     _dumps: Any = None
+    _loads: Any = None
     _SORTED = 0
 else:
     _dumps = orjson.dumps
+    _loads = orjson.loads
     _SORTED = orjson.OPT_SORT_KEYS
+
+#: orjson parses an integer beyond 64 bits (below -2**63, above 2**64 - 1) as the
+#: nearest float, where the standard library keeps it exact: a float this large may
+#: stand for such an integer. It is the one value orjson's parse gives silently where
+#: the standard library's differs (NaN, infinities, lone surrogates: it refuses them).
+HUGE_FLOAT: Final = 2.0**63
 
 
 def available() -> bool:
@@ -72,4 +81,44 @@ def _has_exponent(data: bytes) -> bool:
         if 48 <= data[at - 1] <= 57:  # b"0" to b"9"
             return True
         at = data.find(b"e-", at + 2)
+    return False
+
+
+def quick_loads(text: str) -> Any:
+    """``text`` parsed by orjson (about twice as fast as the standard library on a long
+    conversation). Raises ``ValueError`` where orjson refuses it, ``LookupError`` when
+    orjson is not in use. The tree equals ``json.loads(text)`` except where an integer
+    beyond 64 bits became a float (``holds_huge_float`` of it, or of what its canonical
+    bytes are compared with, tells)."""
+    if _loads is None:
+        raise LookupError("orjson is not in use")
+    return _loads(text)
+
+
+def quick_canonical(value: Any) -> bytes | None:
+    """orjson's canonical JSON of ``value``, with none of ``canonical``'s checks of its
+    float spellings: bytes equal to the standard library's wherever they are compared
+    with bytes it wrote (a float spelled otherwise only makes them differ), or None
+    where orjson refuses ``value``."""
+    try:
+        data: bytes = _dumps(value, option=_SORTED)
+    except TypeError:
+        return None
+    return data
+
+
+def holds_huge_float(value: Any) -> bool:
+    """Whether ``value`` (a JSON tree) holds a float of magnitude ``HUGE_FLOAT`` or more
+    (or NaN, an infinity): one that orjson's parse may have made of a huge integer."""
+    todo = [value]
+    while todo:
+        item = todo.pop()
+        kind = type(item)
+        if kind is float:
+            if not -HUGE_FLOAT < item < HUGE_FLOAT:  # NaN fails both comparisons
+                return True
+        elif kind is dict:
+            todo.extend(item.values())
+        elif kind is list:
+            todo.extend(item)
     return False

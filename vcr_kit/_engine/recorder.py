@@ -21,6 +21,7 @@ from .._core.config import Mode, Settings, cloud_base_urls, load_settings
 from .._core.credentials import credentials_in, has_real_key, uses_stand_in_key
 from .._core.http_request import (
     RequestParts,
+    quick_key,
     request_key,
     request_parts,
     undehydrated_key,
@@ -102,6 +103,11 @@ class HttpRecorder:
         self.settings: Settings = load_settings(mode=mode, fixtures_dir=fixtures_dir)
         #: False when the client was given no real key: a miss then explains that.
         self.can_record = can_record
+        #: Whether replay looks a request up by orjson's parse before the exact one:
+        #: yes while the requests it sees name their fixtures as they are. A client
+        #: whose requests the rules change (Claude Code's hold this folder and today's
+        #: date) would have each parsed twice; the exact way's look-up re-enables it.
+        self._quick_first = True
 
     def handle(self, request: httpx2.Request, live: LiveSend) -> httpx2.Response:
         """The answer to ``request``: replayed, or recorded by calling ``live``."""
@@ -142,11 +148,18 @@ class HttpRecorder:
         if to_local_proxy(request) or self.settings.mode is Mode.OFF:
             return _NOT_LOOKED_UP
         try:
-            parts = request_parts(request)
+            folder = self.settings.fixtures_dir
+            if self._quick_first and self.settings.mode is not Mode.RECORD:
+                quick = quick_key(request)  # the body parsed by orjson, when it is in use
+                found = None if quick is None else prepared_replay(folder, quick, quick=True)
+                if found is not None:
+                    return LookedUp(self._replayed(*found, request), None, None)
+            parts = request_parts(request)  # the exact parse, which every other way needs
             if self.settings.mode is Mode.RECORD:
                 return LookedUp(None, parts, None)
             undehydrated = undehydrated_key(parts)
-            found = prepared_replay(self.settings.fixtures_dir, parts, undehydrated)
+            found = prepared_replay(folder, undehydrated)
+            self._quick_first = found is not None  # the next request is likely alike
             if found is None:
                 return LookedUp(None, parts, undehydrated)
             return LookedUp(self._replayed(*found, request), parts, undehydrated)
