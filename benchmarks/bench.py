@@ -118,6 +118,7 @@ def stream_ratio(events: int, calls: int, rounds: int) -> tuple[float, float]:
         )
         consume(recording)
         _ids.forget()
+        replay.settle()
         baseline = anthropic.Anthropic(
             api_key="bench", http_client=anthropic.DefaultHttpxClient(transport=mock)
         )

@@ -140,6 +140,7 @@ def per_call(turns: int, calls: int, rounds: int) -> dict[str, float]:
             stack.close()
         # The server is gone: everything below replays offline.
         _ids.forget()
+        replay.settle()  # every tool's cassette is as old as vcr_kit's files
         floor = anthropic.Anthropic(
             api_key="bench", base_url=url,
             http_client=anthropic.DefaultHttpxClient(transport=replay.mock_transport(bodies)),

@@ -26,6 +26,7 @@ import anthropic
 import vcr_kit
 from vcr_kit._core import ids as _ids
 from vcr_kit._core.httplib import sdk_library
+from vcr_kit._store.cache import RACY_SECONDS
 
 #: httpx2, or httpx under anthropic 0.x: whatever the installed SDK sends with.
 http: Any = sdk_library()
@@ -77,6 +78,14 @@ def history(turns: int) -> list[dict[str, Any]]:
     ]
 
 
+def settle() -> None:
+    """Wait out the fixture cache's racy window: a file is trusted by its ``stat`` only
+    once read ``RACY_SECONDS`` after its last change, and read again on every replay
+    until then. A suite replays files committed long before; fixtures recorded a moment
+    ago by the benchmark itself would be measured with a read per call."""
+    time.sleep(RACY_SECONDS + 0.2)
+
+
 def call(client: anthropic.Anthropic, i: int) -> Any:
     return client.messages.create(
         model=MODEL,
@@ -107,6 +116,7 @@ def measure(count: int, calls: int, rounds: int) -> tuple[float, float]:
         # A replay run records nothing: forget the live ids this setup's recording gave,
         # as a fresh process would not have them.
         _ids.forget()
+        settle()
         baseline = anthropic.Anthropic(
             api_key="bench",
             http_client=anthropic.DefaultHttpxClient(transport=mock_transport(bodies)),

@@ -67,9 +67,7 @@ def measure(turns: int, rounds: int) -> tuple[float, float, int]:
         bodies = {replay.prompt(i): replay.answer_body(replay.prompt(i), i) for i in range(COUNT)}
         floor = replay.mock_transport(bodies)
         _ids.forget()  # as a fresh replaying process would be
-        # A file is trusted by its stat only once read 3 s after its last change (the
-        # cache's racy window): a suite replays files older than that.
-        time.sleep(3.2)
+        replay.settle()
         vcr = vcr_kit.VCRTransport(mode="replay", fixtures_dir=folder)
         repeat = max(1, 200 // (1 + turns // 10))
         for side in (floor, vcr):  # warm-up: imports, caches, first fixture reads
