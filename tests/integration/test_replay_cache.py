@@ -163,6 +163,38 @@ class ReplayCacheTest(unittest.TestCase):
             ask_with(sdk, huge)
         self.assertIn("Fixture missing", str(caught.exception))
 
+    def test_a_client_whose_requests_the_rules_change_skips_the_quick_look_up(
+        self,
+    ) -> None:
+        # Claude Code's requests hold this folder and today's date: looked up by the
+        # request as it is first, each would be parsed twice. After one such request the
+        # next one goes the exact way first; a request found as it is turns it back.
+        import anthropic
+
+        from vcr_kit import VCRTransport
+
+        project = temp_dir(self, "project")
+        patch_env(self, VCR_REPORT="0", VCR_DISABLE_RULES="temp_dir")
+        with LoopbackServer() as server, client(
+            mode="record", fixtures_dir=self.fixtures, api_key="test-key",
+            base_url=server.url, max_retries=0,
+        ) as recording:
+            with working_dir(project):
+                ask(recording, f"what is in {project}/notes.txt?")
+            ask(recording, "a plain question")
+        transport = VCRTransport(mode="replay", fixtures_dir=self.fixtures)
+        sdk = anthropic.Anthropic(
+            api_key="test-key", max_retries=0,
+            http_client=anthropic.DefaultHttpxClient(transport=transport),
+        )
+        self.addCleanup(sdk.close)
+        with working_dir(project):
+            self.assertEqual(ask(sdk, f"what is in {project}/notes.txt?"),
+                             f"Echo: what is in {project}/notes.txt?")
+        self.assertFalse(transport.recorder._quick_first)
+        self.assertEqual(ask(sdk, "a plain question"), "Echo: a plain question")
+        self.assertTrue(transport.recorder._quick_first)
+
     def test_a_price_set_after_the_first_replay_prices_the_next_one(self) -> None:
         # A kept fixture keeps its usage priced; set_price must still take effect.
         from vcr_kit import Price, reset_session_cost, session_cost, set_price
