@@ -14,6 +14,10 @@ largest part of vcr_kit's work on replay. orjson writes exactly what
 Any output holding one of those marks, or any refusal, falls back to the standard
 library, so the bytes are always the standard library's (a fast path that could
 change a key would orphan committed fixtures). ``VCR_PURE_JSON=1`` turns it off.
+
+Replay also parses a request with orjson first (``quick_loads``, ``quick_canonical``):
+a look-up key only, whose fixture is served when the exact parse would name the same
+one (``_core.http_request.quick_key``, ``_engine.prepared.prepared_replay``).
 """
 
 from __future__ import annotations
