@@ -81,6 +81,16 @@ class RequestPartsTest(unittest.TestCase):
         self.assertEqual(seen, [True])
         self.assertFalse(request_parts(request({"max_tokens": 5})).floats)
 
+    def test_the_beta_header_is_keyed_in_any_case_and_no_other_header_is(self) -> None:
+        headers = [("Anthropic-Beta", "files-api-2025-04-14"), ("x-anthropic-beta", "no"),
+                   ("anthropic-betas", "no"), ("anthropic-bet4", "no")]
+        keyed = http.Request("POST", "https://api.anthropic.com/v1/messages",
+                             content=b"{}", headers=headers)
+        stored = request_parts(keyed).stored
+        self.assertEqual(stored["anthropic-beta"], "files-api-2025-04-14")
+        self.assertEqual(set(stored), {"method", "path", "body", "anthropic-beta"})
+        self.assertNotIn("anthropic-beta", request_parts(request({})).stored)
+
     @settings(max_examples=200, deadline=None)
     @given(bodies)
     def test_the_key_bytes_are_the_standard_librarys(self, body: Any) -> None:

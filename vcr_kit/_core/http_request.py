@@ -36,6 +36,8 @@ __all__ = [
 
 #: Request headers that change what the API answers (and so belong in the key).
 _KEYED_HEADERS: Final = ("anthropic-beta",)
+_KEYED_RAW: Final = {header.encode("ascii"): header for header in _KEYED_HEADERS}
+_KEYED_LENGTHS: Final = frozenset(len(header) for header in _KEYED_HEADERS)
 
 
 class _NotFinite(Exception):
@@ -142,10 +144,13 @@ def _stored(request: httpx2.Request, body: Any) -> dict[str, Any]:
     # Looked up by name only when the raw names hold it: a look-up of a header that
     # is not there (the common case) costs more than the rest of this function, as the
     # HTTP library first works out the encoding of every header of a new request.
-    named = {key.lower() for key, _ in request.headers.raw}
-    for header in _KEYED_HEADERS:
-        if header.encode("ascii") in named:
-            stored[header] = request.headers[header]
+    # A raw name of another length is not one of them (most of the SDK's 19): not
+    # lowered at all.
+    for key, _ in request.headers.raw:
+        if len(key) in _KEYED_LENGTHS:
+            header = _KEYED_RAW.get(key.lower())
+            if header is not None:
+                stored[header] = request.headers[header]
     return stored
 
 
