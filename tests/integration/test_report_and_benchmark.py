@@ -86,6 +86,26 @@ class BenchmarkTest(unittest.TestCase):
             self.assertRegex(line, rf"^\s+{turns}\s+\d+KB\s+[\d.]+us\s+[\d.]+us\s+-?[\d.]+us$")
         self.assertEqual(len(lines), 4)
 
+    def test_the_key_work_benchmark_prints_the_three_clients_per_length(self) -> None:
+        done = run_captured(
+            [sys.executable, "benchmarks/key_work.py", "--turns", "0,2", "--rounds", "1",
+             "--calls", "5"],
+            cwd=ROOT, env=environ_without_vcr(), timeout=300,
+        )
+        self.assertEqual(done.returncode, 0, done.stderr)
+        lines = done.stdout.splitlines()
+        self.assertRegex(
+            lines[0], r"^anthropic \S+, Python \S+; CPU time per call through the SDK, best of "
+            r"rounds$"
+        )
+        self.assertEqual(lines[1].split(),
+                         ["turns", "request", "floor", "floor", "+", "key", "vcr_kit"])
+        for line, turns in zip(lines[2:], (0, 2), strict=True):
+            self.assertRegex(
+                line, rf"^\s+{turns}\s+\d+KB\s+\d+us\s+\d+us \d\.\d\dx\s+\d+us \d\.\d\dx$"
+            )
+        self.assertEqual(len(lines), 4)
+
 
 if __name__ == "__main__":
     unittest.main()
