@@ -109,6 +109,20 @@ class PurePathTest(unittest.TestCase):
             self.assertEqual(pure, fast)
             self.assertEqual(pure[0], path.name)
 
+    def test_committed_fixtures_are_named_by_the_quick_key_too(self) -> None:
+        from vcr_kit._core.http_request import quick_key
+
+        if not _fastjson.available():
+            self.skipTest("orjson is not in use: there is no quick key")
+        for path in HTTP_FIXTURES:
+            stored = json.loads(path.read_text(encoding="utf-8"))["request"]
+            quick = quick_key(rebuilt_request(stored))
+            if stored.get("body") is None:  # nothing to parse: the exact way
+                self.assertIsNone(quick)
+                continue
+            assert quick is not None
+            self.assertEqual(quick[0], path.name)
+
     def test_vcr_pure_json_turns_the_fast_path_off(self) -> None:
         env = environ_without_vcr()
         env["VCR_PURE_JSON"] = "1"

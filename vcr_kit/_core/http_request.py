@@ -17,6 +17,7 @@ import threading
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from ..dehydrate import dehydrate_json, json_text_may_change
+from .canonical_json import available as fast_json_available
 from .canonical_json import quick_canonical, quick_loads
 from .httplib import library_of
 from .ids import live_ids_in, quoted_tokens
@@ -117,11 +118,11 @@ def quick_key(request: httpx2.Request) -> tuple[str, bytes] | None:
     be served by this name, as the exact parse may name another one.
     """
     body_bytes = request.content
-    if not body_bytes:
+    if not body_bytes or not fast_json_available():
         return None
     try:
         body = quick_loads(quoted_tokens(body_bytes.decode("utf-8")))
-    except (UnicodeDecodeError, ValueError, LookupError):
+    except (UnicodeDecodeError, ValueError):
         return None
     stored = _stored(request, body)
     data = quick_canonical(stored)
