@@ -20,7 +20,7 @@ from unittest import mock
 from tests.support.env import patch_env, temp_dir, working_dir
 from tests.support.loopback_server import LoopbackServer
 from vcr_kit import client
-from vcr_kit.errors import FixtureMissingError
+from vcr_kit.errors import FixtureCorruptError, FixtureMissingError
 
 MODEL = "claude-opus-4-7"
 
@@ -194,6 +194,19 @@ class ReplayCacheTest(unittest.TestCase):
         self.assertFalse(transport.recorder._quick_first)
         self.assertEqual(ask(sdk, "a plain question"), "Echo: a plain question")
         self.assertTrue(transport.recorder._quick_first)
+
+    def test_a_fixture_copied_under_another_requests_name_does_not_answer_it(self) -> None:
+        # The prepared way serves a file only when its stored request is the request
+        # (the whole SHA1 of their canonical bytes): the full way then names the copy.
+        first = self.record("question one")
+        first.rename(first.with_suffix(".kept"))
+        second = self.record("question two")
+        first.with_suffix(".kept").replace(second)  # question one's fixture, two's name
+        sdk = self.replayer()
+        with self.assertRaises(FixtureCorruptError) as caught:
+            ask(sdk, "question two")
+        self.assertIn("holds the answer to another request", str(caught.exception))
+        self.assertIn(f"not {second.name}", str(caught.exception))
 
     def test_a_price_set_after_the_first_replay_prices_the_next_one(self) -> None:
         # A kept fixture keeps its usage priced; set_price must still take effect.

@@ -8,6 +8,7 @@ must be found again for each request and each thread.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 import unittest
@@ -18,7 +19,13 @@ from hypothesis import strategies as st
 
 from vcr_kit._core import canonical_json as fastjson
 from vcr_kit._core.canonical_json import holds_huge_float
-from vcr_kit._core.http_request import quick_key, request_parts, undehydrated_key
+from vcr_kit._core.http_request import (
+    quick_key,
+    quick_parts,
+    request_parts,
+    undehydrated_bytes,
+    undehydrated_key,
+)
 from vcr_kit._core.httplib import sdk_library
 from vcr_kit._core.keys import canonical_json
 
@@ -58,7 +65,7 @@ class RequestPartsTest(unittest.TestCase):
     def test_a_small_float_is_keyed_as_the_standard_library_spells_it(self) -> None:
         parts = request_parts(request({"model": "claude-opus-4-7", "temperature": 0.00001}))
         self.assertTrue(parts.floats)
-        self.assertIn(b'"temperature":1e-05', undehydrated_key(parts)[1])
+        self.assertIn(b'"temperature":1e-05', undehydrated_bytes(parts))
 
     def test_a_body_after_one_with_a_float_is_known_to_hold_none(self) -> None:
         self.assertTrue(request_parts(request({"temperature": 0.5})).floats)
@@ -95,7 +102,9 @@ class RequestPartsTest(unittest.TestCase):
     @given(bodies)
     def test_the_key_bytes_are_the_standard_librarys(self, body: Any) -> None:
         parts = request_parts(request(body))
-        self.assertEqual(undehydrated_key(parts)[1], standard_bytes(parts.stored))
+        self.assertEqual(undehydrated_bytes(parts), standard_bytes(parts.stored))
+        digest = hashlib.sha1(standard_bytes(parts.stored)).hexdigest()
+        self.assertEqual(undehydrated_key(parts)[1], digest)
 
 
 @unittest.skipUnless(fastjson.available(), "orjson is not in use: there is no quick key")
@@ -107,15 +116,18 @@ class QuickKeyTest(unittest.TestCase):
     fixture."""
 
     def assert_served_only_as_the_exact_key_would(self, content: bytes) -> None:
-        quick = quick_key(raw_request(content))
+        quick = quick_parts(raw_request(content))
         if quick is None:  # orjson refused it: the exact way runs, as before
+            self.assertIsNone(quick_key(raw_request(content)))
             return
-        name, data = quick
+        data = quick[1]
         # A fixture these bytes can name: the standard library wrote its request.
         recorded = json.loads(data)
         if canonical_json(recorded) != data or holds_huge_float(recorded):
             return  # no such fixture, or one that replay leaves to the exact way
-        self.assertEqual(undehydrated_key(request_parts(raw_request(content))), (name, data))
+        exact = request_parts(raw_request(content))
+        self.assertEqual(undehydrated_bytes(exact), data)
+        self.assertEqual(undehydrated_key(exact), quick_key(raw_request(content)))
 
     @settings(max_examples=300, deadline=None)
     @given(bodies)
@@ -148,7 +160,9 @@ class QuickKeyTest(unittest.TestCase):
         assert quick is not None
         self.assertEqual(quick, undehydrated_key(request_parts(request({"x": float(huge)}))))
         self.assertNotEqual(quick, undehydrated_key(request_parts(request({"x": huge}))))
-        self.assertTrue(holds_huge_float(json.loads(quick[1])))
+        parsed = quick_parts(request({"x": huge}))
+        assert parsed is not None
+        self.assertTrue(holds_huge_float(json.loads(parsed[1])))
 
     def test_what_orjson_refuses_has_no_quick_key(self) -> None:
         for content in (b"", b"not json", b'{"x": NaN}', b'"\\ud800"', b"\xff"):

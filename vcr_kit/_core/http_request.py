@@ -21,7 +21,7 @@ from .canonical_json import available as fast_json_available
 from .canonical_json import quick_canonical, quick_loads
 from .httplib import library_of
 from .ids import live_ids_in, quoted_tokens
-from .keys import canonical_json, http_name, http_name_of
+from .keys import canonical_json, http_key_of, http_name
 
 if TYPE_CHECKING:  # at run time a request may be httpx2's or httpx's (anthropic 0.x): same API
     import httpx2
@@ -29,8 +29,10 @@ if TYPE_CHECKING:  # at run time a request may be httpx2's or httpx's (anthropic
 __all__ = [
     "RequestParts",
     "quick_key",
+    "quick_parts",
     "request_key",
     "request_parts",
+    "undehydrated_bytes",
     "undehydrated_key",
     "with_live_ids",
 ]
@@ -107,7 +109,7 @@ def request_parts(request: httpx2.Request) -> RequestParts:
     return RequestParts(_stored(request, body), finite, text, floats=floats or not finite)
 
 
-def quick_key(request: httpx2.Request) -> tuple[str, bytes] | None:
+def quick_key(request: httpx2.Request) -> tuple[str, str] | None:
     """``undehydrated_key`` of ``request`` with its body parsed by orjson: the look-up of
     the common replay, about twice as fast on a long conversation. None where orjson is
     not in use, or refuses the body, or it is empty (the exact way costs nothing then).
@@ -117,6 +119,16 @@ def quick_key(request: httpx2.Request) -> tuple[str, bytes] | None:
     integer; a fixture whose request holds such a float (``holds_huge_float``) must not
     be served by this name, as the exact parse may name another one.
     """
+    quick = quick_parts(request)
+    if quick is None:
+        return None
+    stored, data = quick
+    return http_key_of(stored["method"], stored["path"], data)
+
+
+def quick_parts(request: httpx2.Request) -> tuple[dict[str, Any], bytes] | None:
+    """The stored form of ``request`` as orjson parses its body, and its canonical bytes
+    as orjson writes them (``quick_key`` hashes them), or None (see ``quick_key``)."""
     body_bytes = request.content
     if not body_bytes or not fast_json_available():
         return None
@@ -126,9 +138,7 @@ def quick_key(request: httpx2.Request) -> tuple[str, bytes] | None:
         return None
     stored = _stored(request, body)
     data = quick_canonical(stored)
-    if data is None:
-        return None
-    return http_name_of(stored["method"], stored["path"], data), data
+    return None if data is None else (stored, data)
 
 
 def _stored(request: httpx2.Request, body: Any) -> dict[str, Any]:
@@ -155,18 +165,23 @@ def _stored(request: httpx2.Request, body: Any) -> dict[str, Any]:
     return stored
 
 
-def undehydrated_key(parts: RequestParts) -> tuple[str, bytes]:
-    """The name ``parts`` would have if no rule changed it, and the canonical bytes it
-    was hashed from (what a fixture's stored request is compared with, byte for byte)."""
+def undehydrated_key(parts: RequestParts) -> tuple[str, str]:
+    """The name ``parts`` would have if no rule changed it, and the whole SHA1 of the
+    canonical bytes it was hashed from (``undehydrated_bytes``): what a fixture's stored
+    request is compared with, standing for those bytes."""
     stored = parts.stored
-    data = canonical_json(stored, finite=parts.finite, floats=parts.floats)
-    return http_name_of(stored["method"], stored["path"], data), data
+    return http_key_of(stored["method"], stored["path"], undehydrated_bytes(parts))
+
+
+def undehydrated_bytes(parts: RequestParts) -> bytes:
+    """The canonical bytes of ``parts`` with no rule applied."""
+    return canonical_json(parts.stored, finite=parts.finite, floats=parts.floats)
 
 
 def request_key(
     request: httpx2.Request,
     parts: RequestParts | None = None,
-    undehydrated: tuple[str, bytes] | None = None,
+    undehydrated: tuple[str, str] | None = None,
 ) -> tuple[str, dict[str, Any]]:
     """The fixture name and the stored (dehydrated) form of ``request`` (``parts``:
     the request already parsed by ``request_parts``; ``undehydrated``: its
@@ -177,7 +192,7 @@ def request_key(
     stored = parts.stored
     if parts.text is not None and json_text_may_change(parts.text):  # most: one scan, no walk
         stored = {**stored, "body": dehydrate_json(stored["body"])}
-    elif undehydrated is not None:  # nothing to change: the same bytes, hashed already
+    elif undehydrated is not None:  # nothing to change: the same bytes, named already
         return undehydrated[0], stored
     name = http_name(
         stored["method"], stored["path"], stored, finite=parts.finite, floats=parts.floats

@@ -6,8 +6,8 @@ can look that file up before scanning the request for rule literals at all; it t
 serves it only when that gives exactly what the full way would:
 
 - the fixture's stored request has the live request's canonical bytes (the key's own
-  bytes, compared byte for byte: this is also the check that the file answers this
-  request);
+  bytes, compared by their whole SHA1, as git compares objects: this is also the check
+  that the file answers this request; the name holds 12 of its 40 hex digits);
 - the rules in force leave that stored request as it is (``dehydrate_json`` of it is
   itself). Then the live request, equal to it, is left as it is too, its key is the
   hash of those bytes, and that is the file's name.
@@ -15,7 +15,7 @@ serves it only when that gives exactly what the full way would:
 Anything else (no such file, another request in it, a rule that would change it, a
 fixture that would not replay) returns None, and the full way runs as before, saying
 what is wrong where something is. What is derived from a fixture (its request's
-canonical bytes, whether the rules leave it alone, whether it replays, its answer
+canonical bytes' SHA1, whether the rules leave it alone, whether it replays, its answer
 rendered) is kept in the cached fixture's memo, valid as long as the file is unchanged
 (``_store.cache``).
 """
@@ -27,7 +27,7 @@ from typing import Any
 
 from .._core.canonical_json import holds_huge_float
 from .._core.ids import IdPieces, split_at_ids
-from .._core.keys import canonical_json
+from .._core.keys import canonical_json, sha1_hex
 from .._ledger.cost import priced_usage, prices_state
 from .._ledger.notes import ReplayNote, replay_note
 from .._store.cache import CachedFixture, cached_fixture_in
@@ -42,7 +42,7 @@ Prepared = tuple[Path, CachedFixture]
 
 
 def prepared_replay(
-    folder: Path, undehydrated: tuple[str, bytes], *, quick: bool = False
+    folder: Path, undehydrated: tuple[str, str], *, quick: bool = False
 ) -> Prepared | None:
     """The fixture that answers a request whose ``undehydrated_key`` is
     ``undehydrated`` when the request holds nothing a rule changes, or None when that
@@ -50,12 +50,12 @@ def prepared_replay(
     from orjson's parse, which is the exact parse unless the bytes hold a float that
     may have been a huge integer: a fixture whose request holds one is left to the
     exact way."""
-    name, data = undehydrated
+    name, digest = undehydrated
     fixture = cached_fixture_in(folder, name)
     if fixture is None:
         return None
     facts = _facts(fixture.path, fixture)
-    if facts is None or facts["request_bytes"] != data or not _left_as_is(fixture):
+    if facts is None or facts["request_sha1"] != digest or not _left_as_is(fixture):
         return None
     if quick and facts["huge_float"]:
         return None
@@ -108,9 +108,12 @@ def _facts(path: Path, fixture: CachedFixture) -> dict[str, Any] | None:
             served(path, doc, "http", doc["request"])
             response = doc["response"]
             memo["facts"] = {
-                "request_bytes": canonical_json(doc["request"]),
-                # The bytes are equal to the request's (compared above): a float in them
-                # is in the request as orjson parsed it (see ``prepared_replay``).
+                # Its canonical bytes' whole SHA1, which stands for them: comparing the
+                # bytes themselves (tens of KB for a long conversation, kept per fixture)
+                # cost more through the SDK than the parse saved by the quick key.
+                "request_sha1": sha1_hex(canonical_json(doc["request"])),
+                # Its bytes are the request's (compared above): a float in them is in the
+                # request as orjson parsed it (see ``prepared_replay``).
                 "huge_float": holds_huge_float(doc["request"]),
                 "head": head_of(response),
                 "usage": doc.get("usage") or [],

@@ -76,7 +76,7 @@ class LookedUp(NamedTuple):
 
     response: httpx2.Response | None
     parts: RequestParts | None
-    undehydrated: tuple[str, bytes] | None
+    undehydrated: tuple[str, str] | None
 
 
 _NOT_LOOKED_UP: Final = LookedUp(None, None, None)
