@@ -106,5 +106,6 @@ class LoadedResponseTest(unittest.TestCase):
         with self.assertRaises(http.DecodingError):
             response_of(stored, BODY, request())
 
+
 if __name__ == "__main__":
     unittest.main()

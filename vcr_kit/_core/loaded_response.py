@@ -38,21 +38,24 @@ def loaded_response(
     headers: list[tuple[bytes, bytes]],
     content: bytes,
     request: httpx2.Request,
+    *,
+    encoded: bool = False,
 ) -> httpx2.Response:
     """``library.Response(status, headers=headers, content=content, request=request)``
     as it stands once built (its body read, its stream closed). ``headers`` must hold
-    the ``Content-Length`` the constructor would add (the direct build adds none) and
-    no ``Content-Encoding`` (the library's read decodes the body: such an answer must go
-    through its constructor, as ``http_codec.AnswerHead.plain`` sees once per fixture)."""
-    agrees = _agrees.get(library.__name__)
-    if agrees is None:
-        agrees = _check(library, request)
-    if not agrees:
-        built: httpx2.Response = library.Response(
-            status, headers=headers, content=content, request=request
-        )
-        return built
-    return _direct(library, status, headers, content, request)
+    the ``Content-Length`` the constructor would add (the direct build adds none).
+    ``encoded``: ``headers`` hold a ``Content-Encoding`` (``http_codec.AnswerHead.plain``
+    sees it once per fixture), which the library's read decodes: built its way."""
+    if not encoded:
+        agrees = _agrees.get(library.__name__)
+        if agrees is None:
+            agrees = _check(library, request)
+        if agrees:
+            return _direct(library, status, headers, content, request)
+    built: httpx2.Response = library.Response(
+        status, headers=headers, content=content, request=request
+    )
+    return built
 
 
 def _direct(

@@ -403,13 +403,9 @@ def _response(head: AnswerHead, content: bytes, request: httpx2.Request) -> http
         headers.extend(head.after)
     if head.sized:
         headers.append((b"Content-Length", b"%d" % len(content)))
-    library = library_of(request)
-    if not head.plain:
-        encoded: httpx2.Response = library.Response(
-            head.status, headers=headers, content=content, request=request
-        )
-        return encoded
-    return loaded_response(library, head.status, headers, content, request)
+    return loaded_response(
+        library_of(request), head.status, headers, content, request, encoded=not head.plain
+    )
 
 
 def usage_of(stored: dict[str, Any]) -> list[dict[str, Any]]:
