@@ -60,11 +60,35 @@ class QuotedTokensTest(unittest.TestCase):
         )
         text = "".join(data.draw(st.lists(pieces, max_size=12)))
         self.assertEqual(_ids.quoted_tokens(text), reference(text))
+        # The check on a body still in bytes says "maybe" wherever the pass changes it.
+        if reference(text) != text:
+            self.assertTrue(_ids.holds_quoted_ids(text.encode("utf-8")))
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.data())
+    def test_the_bytes_check_says_maybe_wherever_the_full_pass_changes_text(
+        self, data: st.DataObject
+    ) -> None:
+        if data.draw(st.booleans()):  # a recording gave live ids: the other branch
+            _ids.give_ids_text(STORED, "post-v1-messages-def", {"msg_vcr_0": "msg_01live"})
+        pieces = st.sampled_from(
+            [*self.given, "msg_01live", "msg_01abc", "toolu_01x", "x", "_", "_vcr", "vcr_",
+             "é", '"', "msg_", "toolu_vcr", "file_", "a"]
+        )
+        text = "".join(data.draw(st.lists(pieces, max_size=12)))
+        if reference(text) != text:
+            self.assertTrue(_ids.holds_quoted_ids(text.encode("utf-8")))
+
+    def test_the_bytes_check_is_no_while_nothing_was_given(self) -> None:
+        _ids.forget()
+        self.assertFalse(_ids.holds_quoted_ids(b'{"id": "msg_vcr_0123"}'))
 
     def test_after_a_recording_the_full_pass_runs(self) -> None:
         _ids.give_ids_text(STORED, "post-v1-messages-def", {"msg_vcr_0": "msg_01live"})
         self.assertTrue(_ids._has_live_ids[0])
         self.assertEqual(_ids.quoted_tokens('"msg_01live"'), '"msg_vcr_0@post-v1-messages-def"')
+        self.assertTrue(_ids.holds_quoted_ids(b'"msg_01live"'))
+        self.assertFalse(_ids.holds_quoted_ids(b'"no id here"'))
 
 
 if __name__ == "__main__":

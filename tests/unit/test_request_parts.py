@@ -134,6 +134,17 @@ class QuickKeyTest(unittest.TestCase):
     def test_a_fixture_found_by_the_quick_key_is_the_exact_keys(self, body: Any) -> None:
         self.assert_served_only_as_the_exact_key_would(json.dumps({"x": body}).encode())
 
+    @settings(max_examples=300, deadline=None)
+    @given(bodies, st.binary(max_size=4), st.integers(min_value=0))
+    def test_any_bytes_are_keyed_as_the_exact_parse_keys_them(
+        self, body: Any, inserted: bytes, at: int
+    ) -> None:
+        # orjson reads the body's bytes (UTF-8 checked by it, not by a decode first):
+        # text beyond ASCII as it is, and any bytes at all slipped in somewhere.
+        content = json.dumps({"x": body}, ensure_ascii=False).encode("utf-8")
+        at %= len(content) + 1
+        self.assert_served_only_as_the_exact_key_would(content[:at] + inserted + content[at:])
+
     @settings(max_examples=500, deadline=None)
     @given(st.lists(number_literals, min_size=1, max_size=4))
     def test_any_spelling_of_a_number_is_keyed_as_the_exact_parse_keys_it(
@@ -165,7 +176,8 @@ class QuickKeyTest(unittest.TestCase):
         self.assertTrue(holds_huge_float(json.loads(parsed[1])))
 
     def test_what_orjson_refuses_has_no_quick_key(self) -> None:
-        for content in (b"", b"not json", b'{"x": NaN}', b'"\\ud800"', b"\xff"):
+        for content in (b"", b"not json", b'{"x": NaN}', b'"\\ud800"', b"\xff",
+                        b'"\xed\xa0\x80"', b'\xef\xbb\xbf{"x": 1}'):
             with self.subTest(content=content):
                 self.assertIsNone(quick_key(raw_request(content)))
 

@@ -20,7 +20,7 @@ from ..dehydrate import dehydrate_json, json_text_may_change
 from .canonical_json import available as fast_json_available
 from .canonical_json import quick_canonical, quick_loads
 from .httplib import library_of
-from .ids import live_ids_in, quoted_tokens
+from .ids import holds_quoted_ids, live_ids_in, quoted_tokens
 from .keys import canonical_json, http_key_of, http_name
 
 if TYPE_CHECKING:  # at run time a request may be httpx2's or httpx's (anthropic 0.x): same API
@@ -133,7 +133,10 @@ def quick_parts(request: httpx2.Request) -> tuple[dict[str, Any], bytes] | None:
     if not body_bytes or not fast_json_available():
         return None
     try:
-        body = quick_loads(quoted_tokens(body_bytes.decode("utf-8")))
+        if holds_quoted_ids(body_bytes):
+            body = quick_loads(quoted_tokens(body_bytes.decode("utf-8")))
+        else:  # most: orjson reads (and checks) the UTF-8 itself, with no string made
+            body = quick_loads(body_bytes)
     except (UnicodeDecodeError, ValueError):
         return None
     stored = _stored(request, body)

@@ -40,6 +40,7 @@ __all__ = [
     "give_ids_bytes",
     "give_ids_pieces",
     "give_ids_text",
+    "holds_quoted_ids",
     "ids_giver",
     "live_ids_in",
     "quoted_tokens",
@@ -87,6 +88,9 @@ _has_live_ids = [False]
 #: expression engine's scan for a literal is two to three times faster than ``str``'s
 #: (whose skip table matches most letters of English text).
 _FRESH_MARK: Final = re.compile("_vcr_")
+#: Their twins for a body still in bytes (``holds_quoted_ids``).
+_FRESH_MARK_BYTES: Final = re.compile(b"_vcr_")
+_QUOTED_PREFIX_BYTES: Final = tuple(prefix.encode("ascii") for prefix in _QUOTED_PREFIXES)
 
 
 def _token(stored_id: str, fixture_stem: str) -> str:
@@ -343,6 +347,16 @@ def live_ids_in(text: str) -> str:
     if not _live_of_given or not any(prefix in text for prefix in _QUOTED_PREFIXES):
         return text
     return _map_quoted_ids(text, _live_of_given)
+
+
+def holds_quoted_ids(data: bytes) -> bool:
+    """Whether ``quoted_tokens`` could change ``data`` (UTF-8) once decoded: when not,
+    a body can be parsed as the bytes it is, with no decoding into a new string."""
+    if not _token_of_given:
+        return False
+    if not _has_live_ids[0]:
+        return _FRESH_MARK_BYTES.search(data) is not None
+    return any(prefix in data for prefix in _QUOTED_PREFIX_BYTES)
 
 
 def quoted_tokens(text: str) -> str:

@@ -70,11 +70,18 @@ _not_recorded: Counter[str] = Counter()
 _open_journals: list[Journal] = []
 
 
+#: One folder object per folder text: the sets and dicts keyed by folders then find
+#: each by identity, never comparing two equal paths part by part.
+_folders: dict[str, Path] = {}
+
+
 @lru_cache(maxsize=256)
 def folder_of(path: Path) -> Path:
     """``path.parent``, kept: every replay notes its fixture's folder (twice), and
-    ``parent`` builds a new path each time (a replayed fixture's path is one object)."""
-    return path.parent
+    ``parent`` builds a new path each time (a replayed fixture's path is one object).
+    The fixtures of one folder all get the same object."""
+    parent = path.parent
+    return _folders.setdefault(str(parent), parent)
 
 
 def add(event: Event, path: Path | None, cost_usd: float = 0.0, detail: str = "") -> None:
