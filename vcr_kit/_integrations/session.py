@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 
 from .._core.config import Mode, activated, load_dotenv_once, test_project_root
@@ -52,15 +52,21 @@ def vcr_session(
     this test's requests (instead of ``VCR_FAULTS``'s; "" for none)."""
     if isinstance(hosts, str):
         hosts = [hosts]
-    from .._seams.proxy import proxy_for_test  # http.server: loaded when a test first runs
-
     project = test_project_root(test_file)
     with (
         activated(mode, fixtures_dir, project),
         _replay_credentials(project) as can_record,
         _journal.journal() as journal,
         intercepting(HttpRecorder(can_record=can_record), hosts),
-        proxy_for_test() if proxy else nullcontext(),
+        _proxy_for_test() if proxy else nullcontext(),
         injecting(faults) if faults is not None else nullcontext(),
     ):
         yield journal
+
+
+def _proxy_for_test() -> AbstractContextManager[object]:
+    """The proxy of a test that asks for one: its module (``http.server`` and the rest,
+    several ms) is loaded only then."""
+    from .._seams.proxy import proxy_for_test
+
+    return proxy_for_test()

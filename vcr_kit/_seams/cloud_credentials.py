@@ -43,6 +43,9 @@ class Interception(Protocol):
 _lock = threading.RLock()
 _saved: dict[type[Any], Any] = {}
 _finder: list[PatchOnImport] = []
+#: (a class's own step, the session finder) -> its wrapper, made once: every test
+#: installs the wrappers again, and making ten of them cost more than the rest of it.
+_wrappers: dict[tuple[Callable[..., Any], Callable[..., Any]], Any] = {}
 
 
 def install(current: Callable[[], Interception | None]) -> None:
@@ -66,7 +69,10 @@ def _patch(anthropic: ModuleType, current: Callable[[], Interception | None]) ->
                     continue
                 own = cls.__dict__["_prepare_request"]
                 _saved[cls] = own
-                cls._prepare_request = _wrapped(own, current)
+                wrapper = _wrappers.get((own, current))
+                if wrapper is None:
+                    wrapper = _wrappers[(own, current)] = _wrapped(own, current)
+                cls._prepare_request = wrapper
 
 
 def uninstall() -> None:

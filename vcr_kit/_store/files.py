@@ -37,7 +37,6 @@ from ..errors import (
     VCRError,
 )
 from .rescue import rescue, rescue_folders
-from .secrets import scan_for_secrets, scan_request
 
 __all__ = [
     "LOCK_FOLDER",
@@ -316,6 +315,8 @@ def write_document(
             "Return JSON values or SDK objects from the played function.",
             path,
         ) from None
+    from .secrets import scan_for_secrets  # its patterns: compiled when a test first records
+
     try:
         scan_for_secrets(data, path, secrets, doc)
     except BaseException:
@@ -502,6 +503,8 @@ def check_before_paying(
     whose answer cannot be kept is not made (and paid for) at all. Returns the temp
     file the answer will be written into (see ``reserve_temp``)."""
     if request is not None:
+        from .secrets import scan_request  # as in ``write_document``: a replay needs none
+
         scan_request(request, path, secrets)
     return reserve_temp(path)
 

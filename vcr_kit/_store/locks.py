@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Final
-
-from filelock import FileLock, Timeout
+from typing import TYPE_CHECKING, Final
 
 from .._core.paths import display_path
 from ..errors import FixtureWriteError, LockTimeoutError
 from .files import LOCK_FOLDER, private_folder, write_error
+
+if TYPE_CHECKING:  # imported when a lock is first taken: a replay takes none
+    from filelock import FileLock
 
 __all__ = ["POLL_SECONDS", "LockWait", "lock_for"]
 
@@ -35,6 +36,8 @@ def lock_for(path: Path) -> FileLock:
             f"{exc.strerror or exc}. Make the fixtures folder writable or set VCR_FIXTURES_DIR.",
             path,
         ) from None
+    from filelock import FileLock  # several ms of imports that a replay never needs
+
     # thread_local=False: an async task may acquire in one thread and release in another.
     return FileLock(str(folder / (path.name + ".lock")), thread_local=False)
 
@@ -66,6 +69,8 @@ class LockWait:
         self._deadline = time.monotonic() + timeout
 
     def try_acquire(self) -> bool:
+        from filelock import Timeout  # loaded with the lock (``lock_for``)
+
         try:
             self.lock.acquire(timeout=0)
         except Timeout:  # an OSError too: caught first
