@@ -476,8 +476,22 @@ def rules_in_force() -> RulesInForce:
     return in_force
 
 
-def _dehydrate_with(s: str, rules: tuple[AnyRule, ...], paths: Paths) -> str:
-    gate = _gate(rules, tuple(paths.items()))
+def _in_force(
+    rules: Sequence[AnyRule] | None, cwd: str | None, home: str | None
+) -> RulesInForce:
+    """The rules of a call given ``rules``, ``cwd`` and ``home``, and their paths: with
+    none of them given, ``rules_in_force``'s (the default rules' paths kept while the
+    cwd, ``$HOME`` and the rest stay the same), else resolved now."""
+    if rules is None and cwd is None and home is None:
+        return rules_in_force()
+    active, paths = _prepared(rules, cwd, home)
+    return active, tuple(paths.items())
+
+
+def _dehydrate_with(
+    s: str, rules: tuple[AnyRule, ...], paths: Paths, gate: re.Pattern[str] | None
+) -> str:
+    """``dehydrate`` of ``s`` by ``rules`` with ``paths``; ``gate``: their ``_gate``."""
     if gate is not None and not gate.search(s):
         return s  # the common case: one regex scan instead of one per rule
     for rule in rules:
@@ -552,7 +566,8 @@ def dehydrate(
     ``cwd`` and ``config_home`` default to this machine's; pass them to dehydrate
     text from elsewhere (tests use Windows paths on Linux this way).
     """
-    return _dehydrate_with(s, *_prepared(rules, cwd, config_home))
+    active, path_items = _in_force(rules, cwd, config_home)
+    return _dehydrate_with(s, active, dict(path_items), _gate(active, path_items))
 
 
 def hydrate(
@@ -624,8 +639,7 @@ def json_text_may_change(
     the text as it is. The one exception, ``/`` written as ``\\/`` by some writers,
     sends the text down the walk.
     """
-    active, paths = _prepared(rules, cwd, config_home)
-    literals = _text_literals(active, tuple(paths.items()))
+    literals = _text_literals(*_in_force(rules, cwd, config_home))
     if literals is None or "\\/" in text:
         return True
     # `in` per literal, not one alternation regex: on a long text, a handful of C
@@ -655,8 +669,10 @@ def dehydrate_json(
     rules: Sequence[AnyRule] | None = None,
 ) -> Any:
     """``dehydrate`` every string inside a JSON value."""
-    active, paths = _prepared(rules, cwd, config_home)
-    return map_strings(value, lambda s: _dehydrate_with(s, active, paths))
+    active, path_items = _in_force(rules, cwd, config_home)
+    paths = dict(path_items)
+    gate = _gate(active, path_items)  # once for the whole value, not per string
+    return map_strings(value, lambda s: _dehydrate_with(s, active, paths, gate))
 
 
 def hydrate_json(
