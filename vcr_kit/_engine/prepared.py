@@ -22,16 +22,18 @@ rendered) is kept in the cached fixture's memo, valid as long as the file is unc
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
 from .._core.canonical_json import holds_huge_float
 from .._core.ids import IdPieces, split_at_ids
 from .._core.keys import canonical_json, sha1_hex
+from .._core.schema import Document
 from .._ledger.cost import priced_usage, prices_state
 from .._ledger.notes import ReplayNote, replay_note
 from .._store.cache import CachedFixture, cached_fixture_in
-from ..dehydrate import dehydrate_json, placeholders, rules_in_force
+from ..dehydrate import dehydrate_json, json_text_may_change, placeholders, rules_in_force
 from ..errors import VCRError
 from .http_codec import AnswerHead, head_of, rendered_answer
 from .policy import served
@@ -79,17 +81,17 @@ def fixture_note(fixture: CachedFixture) -> ReplayNote:
     return kept
 
 
-def rendered(fixture: CachedFixture) -> str | bytes | IdPieces:
+def rendered(fixture: CachedFixture, doc: Document | None = None) -> str | bytes | IdPieces:
     """The fixture's answer rendered (before the ids are given out), once per fixture
     unless it holds placeholders (this machine's paths go in on every replay). Kept as
     its bytes cut at the ids a replay gives out, so a replay joins them with fresh ids
-    instead of searching the text again."""
+    instead of searching the text again. ``doc``: the fixture parsed already."""
     tokens = placeholders()  # the same tuple while the rules stay the same
     kept = fixture.memo.get("rendered")
     if kept is not None and kept[0] is tokens:
         pieces: bytes | IdPieces = kept[1]
         return pieces
-    content, hydrated = rendered_answer(fixture.doc["response"])
+    content, hydrated = rendered_answer((doc or fixture.doc)["response"])
     if hydrated:
         return content
     kept_form = split_at_ids(content) if isinstance(content, str) else content
@@ -100,18 +102,21 @@ def rendered(fixture: CachedFixture) -> str | bytes | IdPieces:
 def _facts(path: Path, fixture: CachedFixture) -> dict[str, Any] | None:
     """What replay needs of a fixture besides its answer's body, found in one parse:
     its request's canonical bytes, its answer's head, its usage; None when the policy
-    would not serve it (its shape does not fit an HTTP replay)."""
+    would not serve it (its shape does not fit an HTTP replay). The first time, the
+    same parse also fills in ``_left_as_is``'s and ``rendered``'s memos: a suite
+    replays most fixtures once, and each parse of a fixture cost as much as a step."""
     memo = fixture.memo
     if "facts" not in memo:
         doc = fixture.doc
         try:
             served(path, doc, "http", doc["request"])
             response = doc["response"]
+            request_bytes = canonical_json(doc["request"])
             memo["facts"] = {
                 # Its canonical bytes' whole SHA1, which stands for them: comparing the
                 # bytes themselves (tens of KB for a long conversation, kept per fixture)
                 # cost more through the SDK than the parse saved by the quick key.
-                "request_sha1": sha1_hex(canonical_json(doc["request"])),
+                "request_sha1": sha1_hex(request_bytes),
                 # Its bytes are the request's (compared above): a float in them is in the
                 # request as orjson parsed it (see ``prepared_replay``).
                 "huge_float": holds_huge_float(doc["request"]),
@@ -120,21 +125,35 @@ def _facts(path: Path, fixture: CachedFixture) -> dict[str, Any] | None:
             }
         except (VCRError, KeyError, TypeError, ValueError, AttributeError, RecursionError):
             memo["facts"] = None
+        else:
+            # What fails here fails again where it is asked for, and says so there.
+            with contextlib.suppress(KeyError, TypeError, ValueError, RecursionError):
+                _left_as_is(fixture, doc, request_bytes)
+                rendered(fixture, doc)
     facts: dict[str, Any] | None = memo["facts"]
     return facts
 
 
-def _left_as_is(fixture: CachedFixture) -> bool:
+def _left_as_is(
+    fixture: CachedFixture, doc: Document | None = None, request_bytes: bytes | None = None
+) -> bool:
     """Whether the rules in force leave the stored request's body as it is (kept per
-    set of rules and paths: a test may chdir, or add a rule)."""
+    set of rules and paths: a test may chdir, or add a rule). ``doc``: the fixture
+    parsed already; ``request_bytes``: its request's canonical JSON."""
     state = rules_in_force()
     kept = fixture.memo.get("left_as_is")
     if kept is not None and kept[0] == state:
         result: bool = kept[1]
         return result
-    body: Any = fixture.doc["request"].get("body")
+    request = (doc or fixture.doc)["request"]
+    body: Any = request.get("body")
     try:
-        result = dehydrate_json(body) == body
+        if request_bytes is None:
+            request_bytes = canonical_json(request)
+        # Most requests hold no rule's literal at all: a few searches of the text say
+        # so, as they do for a live request (``json_text_may_change``); else the walk.
+        text = request_bytes.decode("utf-8")
+        result = not json_text_may_change(text) or dehydrate_json(body) == body
     except RecursionError:
         result = False
     fixture.memo["left_as_is"] = (state, result)
