@@ -28,8 +28,8 @@ message = {"id": "msg_01loads", "type": "message", "role": "assistant",
            "model": "claude-opus-4-7", "content": [{"type": "text", "text": "hi"}],
            "stop_reason": "end_turn", "stop_sequence": None,
            "usage": {"input_tokens": 1, "output_tokens": 1}}
-recorder = vcr_kit.VCRTransport(mode="record", fixtures_dir=sys.argv[1],
-                                live=lib.MockTransport(lambda request: lib.Response(200, json=message)))
+live = lib.MockTransport(lambda request: lib.Response(200, json=message))
+recorder = vcr_kit.VCRTransport(mode="record", fixtures_dir=sys.argv[1], live=live)
 client = anthropic.Anthropic(api_key="sk-ant-api03-loads",
                              http_client=anthropic.DefaultHttpxClient(transport=recorder))
 client.messages.create(model="claude-opus-4-7", max_tokens=8,

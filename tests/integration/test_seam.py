@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import os
+import socket
 import time
 import unittest
 import urllib.request
@@ -320,6 +321,40 @@ class InstallTest(SeamTestBase):
         self.assertEqual(states, [True, True])
         self.assertFalse(_intercept.is_installed())
         self.assertIs(library.HTTPTransport.__dict__.get("handle_request"), own)
+
+    def test_each_test_installs_the_same_wrappers_again(self) -> None:
+        # Made once per process (``_seams.made_once``): a test's set-up is setattrs only.
+        library = sdk_library()
+        seen: list[tuple[Any, ...]] = []
+
+        class Probe(vcr_kit.VCRTestCase):
+            vcr_fixtures_dir = self.fixtures
+
+            def test_one(self) -> None:
+                seen.append(self.installed())
+
+            def test_two(self) -> None:
+                seen.append(self.installed())
+
+            def installed(self) -> tuple[Any, ...]:
+                # What an SDK release lacks (a cloud client, the key check) is None twice.
+                places = [
+                    (library.HTTPTransport, "handle_request"),
+                    (library.AsyncHTTPTransport, "handle_async_request"),
+                    (library.HTTPTransport, "__init__"),
+                    (anthropic.Anthropic, "_validate_headers"),
+                    (getattr(anthropic, "AnthropicBedrock", object), "_prepare_request"),
+                    (socket.socket, "connect"),
+                ]
+                return (*(vars(owner).get(name) for owner, name in places), socket.getaddrinfo)
+
+        result = run_case(Probe)
+        self.assertTrue(result.wasSuccessful(), problems(result))
+        first, second = seen
+        self.assertEqual([a is b for a, b in zip(first, second, strict=True)], [True] * 7)
+        self.assertIsNotNone(first[0])
+        self.assertFalse(_intercept.is_installed())
+        self.assertIsNot(socket.getaddrinfo, first[6])  # put back after the last test
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ from .._core.httplib import sdk_library
 from .._engine.live import in_live_call
 from .._engine.recorder import HttpRecorder
 from . import faults
+from .made_once import made_once
 from .on_import import PatchOnImport
 from .sdk_errors import delivered
 
@@ -92,7 +93,7 @@ def _patch(client_module: ModuleType, current: Callable[[], Interception | None]
     cls = client_module.ClientSession
     own = cls.__dict__["_request"]
     _saved.append((cls, own))
-    cls._request = _seam(own, current)
+    cls._request = made_once(_seam, own, current)
 
 
 def _seam(original: Callable[..., Any], current: Callable[[], Interception | None]) -> Any:

@@ -27,6 +27,7 @@ from .._core.config import Mode
 from .._core.credentials import REPLAY_API_KEY
 from .._core.platforms import PLATFORMS
 from .._engine.recorder import HttpRecorder
+from .made_once import made_once
 from .on_import import PatchOnImport
 
 __all__ = ["install", "uninstall"]
@@ -43,9 +44,6 @@ class Interception(Protocol):
 _lock = threading.RLock()
 _saved: dict[type[Any], Any] = {}
 _finder: list[PatchOnImport] = []
-#: (a class's own step, the session finder) -> its wrapper, made once: every test
-#: installs the wrappers again, and making ten of them cost more than the rest of it.
-_wrappers: dict[tuple[Callable[..., Any], Callable[..., Any]], Any] = {}
 
 
 def install(current: Callable[[], Interception | None]) -> None:
@@ -69,10 +67,7 @@ def _patch(anthropic: ModuleType, current: Callable[[], Interception | None]) ->
                     continue
                 own = cls.__dict__["_prepare_request"]
                 _saved[cls] = own
-                wrapper = _wrappers.get((own, current))
-                if wrapper is None:
-                    wrapper = _wrappers[(own, current)] = _wrapped(own, current)
-                cls._prepare_request = wrapper
+                cls._prepare_request = made_once(_wrapped, own, current)
 
 
 def uninstall() -> None:

@@ -31,6 +31,7 @@ from .._engine.recorder import HttpRecorder
 from .._ledger.notes import Event, note
 from ..errors import FixtureMissingError
 from .hosts import HostSet
+from .made_once import made_once
 from .sdk_errors import deliver
 
 
@@ -102,7 +103,12 @@ def install(current: Callable[[], Interception | None]) -> None:
         original = socket.getaddrinfo
         _original.append(original)
         _install_connect(current)
+        socket.getaddrinfo = made_once(_watched_getaddrinfo, original, current)
 
+
+def _watched_getaddrinfo(
+    original: Callable[..., Any], current: Callable[[], Interception | None]
+) -> Callable[..., Any]:
     def getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
         session = current()
         if session is not None and host and not in_live_call() and not live_calls_in_flight():
@@ -118,7 +124,7 @@ def install(current: Callable[[], Interception | None]) -> None:
                 _refuse_or_note(session, name, port)
         return original(host, port, *args, **kwargs)
 
-    socket.getaddrinfo = getaddrinfo
+    return getaddrinfo
 
 
 def _is_address(host: str) -> bool:
@@ -140,7 +146,7 @@ def _install_connect(current: Callable[[], Interception | None]) -> None:
     for name in ("connect", "connect_ex"):
         original = getattr(socket.socket, name)
         _connect_saved[name] = socket.socket.__dict__.get(name)
-        setattr(socket.socket, name, _watched_connect(original, current))
+        setattr(socket.socket, name, made_once(_watched_connect, original, current))
 
 
 def _watched_connect(

@@ -37,6 +37,7 @@ from .._engine.live import in_live_call, to_local_proxy
 from .._engine.recorder import HttpRecorder
 from . import aiohttp_seam, cloud_credentials, faults, guard, lazytls
 from .hosts import HostSet, anthropic_hosts
+from .made_once import made_once
 from .on_import import PatchOnImport
 from .sdk_credentials import filling_credentials
 from .sdk_errors import BASE_CLIENT_MODULE, delivered, install_error_passage
@@ -115,7 +116,7 @@ def _patch(
     if (cls, name) in _saved:
         return
     _saved[(cls, name)] = cls.__dict__.get(name)
-    setattr(cls, name, wrap(getattr(cls, name)))
+    setattr(cls, name, made_once(wrap, getattr(cls, name)))
 
 
 def _install() -> None:

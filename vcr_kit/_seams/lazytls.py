@@ -24,6 +24,8 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any, Final
 
+from .made_once import made_once
+
 __all__ = ["install", "is_lazy", "uninstall"]
 
 #: Set on a lazy instance: the arguments its ``__init__`` was called with.
@@ -119,9 +121,9 @@ def _lazy_class(cls: type[Any], is_async: bool) -> type[Any]:
     return lazy
 
 
-def _deferring_init(cls: type[Any], is_async: bool) -> Callable[..., None]:
-    original = getattr(cls, "__init__")  # noqa: B009 - read before it is replaced
-
+def _deferring_init(
+    cls: type[Any], is_async: bool, original: Callable[..., None]
+) -> Callable[..., None]:
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         if type(self) is not cls:  # a subclass may use its pool in its own __init__
             original(self, *args, **kwargs)
@@ -143,7 +145,7 @@ def install(libraries: list[ModuleType]) -> None:
                 if cls in _saved or not _has_pool_design(cls):
                     continue
                 _saved[cls] = cls.__dict__.get("__init__")
-                cls.__init__ = _deferring_init(cls, is_async)
+                cls.__init__ = made_once(_deferring_init, cls, is_async, cls.__init__)
 
 
 def _has_pool_design(cls: type[Any]) -> bool:

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from .._core.credentials import environment_key
+from .made_once import made_once
 
 __all__ = ["filling_credentials"]
 
@@ -77,4 +78,4 @@ def _patch_credentials() -> None:
         if own is None or cls in _credential_saved:
             continue
         _credential_saved[cls] = own
-        cls._validate_headers = _filling(own)  # type: ignore[method-assign]
+        cls._validate_headers = made_once(_filling, own)  # type: ignore[method-assign]
