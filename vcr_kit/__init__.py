@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # the type checker sees every name; at run time each loads on
 
     from ._core.config import Mode
     from ._engine.cassette import Recording, fixture
+    from ._engine.faults import faults
     from ._engine.sdk_cassettes import (
         MessageCassette,
         StreamingCassette,
@@ -36,8 +37,7 @@ if TYPE_CHECKING:  # the type checker sees every name; at run time each loads on
     from ._integrations.testcase import VCRMixin, VCRTestCase
     from ._ledger.cost import ModelCost, SessionCost, reset_session_cost, session_cost, set_price
     from ._ledger.prices import Price
-    from ._seams.faults import faults
-    from ._seams.proxy import proxy
+    from ._proxy.server import proxy
     from ._seams.transport import VCRTransport, async_client, client
     from .compare import Verdict, compare_answers, compare_fixtures
 
@@ -62,8 +62,8 @@ _LAZY: dict[str, str] = {
     "streaming_cassette": "_engine.sdk_cassettes",
     "token_count_cassette": "_engine.sdk_cassettes",
     "Price": "_ledger.prices",
-    "proxy": "_seams.proxy",
-    "faults": "_seams.faults",
+    "proxy": "_proxy.server",
+    "faults": "_engine.faults",
     "VCRMixin": "_integrations.testcase",
     "VCRTestCase": "_integrations.testcase",
     "async_client": "_seams.transport",

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from ._core.config import extra_pytest_args, load_settings
-from ._core.run_scope import Scope, judge_pytest_args
 from ._integrations.pytest_run import SessionTally
+from ._integrations.run_scope import Scope, judge_pytest_args
 from ._integrations.session import vcr_session
 from ._ledger import journal as _journal
 from ._ledger import runs, summary

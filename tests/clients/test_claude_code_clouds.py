@@ -43,7 +43,7 @@ from tests.support.env import (
 )
 from tests.support.node_clients import install_newest_claude_code
 from vcr_kit._core.credentials import REPLAY_API_KEY
-from vcr_kit._seams.proxy import Proxy
+from vcr_kit._proxy.server import Proxy
 
 VERTEX = Cloud(
     "vertex",

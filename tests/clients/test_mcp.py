@@ -21,7 +21,7 @@ from typing import Any
 from tests.clients.test_proxy import offline
 from tests.support.env import environ_without_vcr, temp_dir
 from vcr_kit._core.config import Mode
-from vcr_kit._seams.mcp_stdio import McpRelay
+from vcr_kit._mcp.stdio import McpRelay
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = ROOT / "examples" / "claude_code" / "clock_server.py"

@@ -32,7 +32,7 @@ from tests.support.env import (
 )
 from tests.support.sdk_scenarios import MODEL, WEATHER_TOOL, recording_key
 from vcr_kit._core.httplib import sdk_library
-from vcr_kit._seams.proxy import Proxy, ProxyError
+from vcr_kit._proxy.server import Proxy, ProxyError
 
 ROOT = Path(__file__).resolve().parents[2]
 UNREACHABLE = "http://127.0.0.1:9"  # the discard port: nothing listens there

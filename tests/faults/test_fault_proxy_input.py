@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.env import entries, environ_without_vcr, patch_env, start_server, temp_dir
-from vcr_kit._seams.request_body import BODY_TIMEOUT
+from vcr_kit._engine.request_body import BODY_TIMEOUT
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Generous: a hang detector, not a timing test (today a stalled client holds serve

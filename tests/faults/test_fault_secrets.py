@@ -26,7 +26,7 @@ from tests.support.env import entries
 from tests.support.loopback_case import LoopbackTestCase, create
 from vcr_kit._core.config import AllowedSecrets, allowed_secrets
 from vcr_kit._core.credentials import credentials_in
-from vcr_kit._core.secret_shapes import Hit, find_hit
+from vcr_kit._store.secret_shapes import Hit, find_hit
 
 ALNUM = string.ascii_letters + string.digits
 UPPER = string.ascii_uppercase + string.digits

@@ -14,8 +14,8 @@ from tests.support.env import environ_without_vcr, run_captured, temp_dir
 ROOT = Path(__file__).resolve().parents[2]
 
 #: Modules a replaying test must not load.
-RECORDING_ONLY = ("filelock", "http.server", "vcr_kit._seams.proxy", "vcr_kit._store.secrets",
-                  "vcr_kit._core.secret_shapes")
+RECORDING_ONLY = ("filelock", "http.server", "vcr_kit._proxy.server", "vcr_kit._store.secrets",
+                  "vcr_kit._store.secret_shapes")
 
 RECORD = """
 import sys
@@ -74,7 +74,7 @@ class ReplayLoadsLessTest(unittest.TestCase):
         folder = temp_dir(self)
         # Recording loads them (so the check below can see them when they load).
         self.assertEqual(self.run_python(RECORD, folder),
-                         ["recorded: ['filelock', 'vcr_kit._core.secret_shapes', "
+                         ["recorded: ['filelock', 'vcr_kit._store.secret_shapes', "
                           "'vcr_kit._store.secrets']"])
         self.assertEqual(self.run_python(REPLAY, folder), ["passed: True", "loaded: []"])
 

@@ -191,7 +191,7 @@ class ForwardedFramesTest(unittest.TestCase):
     def test_forwarded_frames_carry_the_tool_ids_the_fixture_stores(self) -> None:
         from vcr_kit._core.httplib import sdk_library
         from vcr_kit._engine.http_codec import store_response
-        from vcr_kit._seams.forwarding import EventStreamForwarder
+        from vcr_kit._proxy.forwarding import EventStreamForwarder
 
         start = {
             "type": "content_block_start",

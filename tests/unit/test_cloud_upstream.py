@@ -1,5 +1,5 @@
 """Where the proxy sends Claude Code's Vertex and Foundry requests while recording, and
-with which credentials (``vcr_kit/_seams/cloud_upstream.py``): the platforms' own
+with which credentials (``vcr_kit/_proxy/cloud_upstream.py``): the platforms' own
 hosts when no base URL was given, the machine's credentials in place of the client's,
 and a clear error naming what is missing. Google tokens come from a real
 service-account refresh against the loopback cloud server (google-auth: where it is
@@ -20,7 +20,7 @@ from tests.support.cloud_server import (
 )
 from tests.support.env import installed, patch_env, temp_dir
 from vcr_kit._core.credentials import REPLAY_API_KEY
-from vcr_kit._seams.cloud_upstream import CloudUpstreams
+from vcr_kit._proxy.cloud_upstream import CloudUpstreams
 from vcr_kit.errors import ConfigError
 
 VERTEX_REST = "/projects/p1/locations/{region}/publishers/anthropic/models/m:streamRawPredict"

@@ -1,4 +1,4 @@
-"""The bytes of an injected fault (``_engine.fault_answers``): the API's error shape and
+"""The bytes of an injected fault (``_engine.faults``): the API's error shape and
 headers, the SSE error event, a stream split into its events."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 import unittest
 
 from vcr_kit._core.faults import parse_spec
-from vcr_kit._engine.fault_answers import error_answer, error_event, sse_events
+from vcr_kit._engine.faults import error_answer, error_event, sse_events
 
 
 def _answer(spec: str) -> tuple[int, dict[str, str], dict[str, object]]:

@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from vcr_kit._cli.mcp_http import default_name, parse_header
-from vcr_kit._seams.mcp_fixtures import request_key
-from vcr_kit._seams.mcp_upstream import sse_messages
+from vcr_kit._mcp.fixtures import request_key
+from vcr_kit._mcp.upstream import sse_messages
 
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(),

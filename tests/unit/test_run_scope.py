@@ -1,4 +1,4 @@
-"""The judges of a test runner's command line (vcr_kit._core.run_scope) and of a run
+"""The judges of a test runner's command line (vcr_kit._integrations.run_scope) and of a run
 from its records (vcr_kit._ledger.run_records.judge): pure functions."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.support.env import temp_dir
-from vcr_kit._core.run_scope import Scope, judge_pytest_args, judge_unittest_argv
+from vcr_kit._integrations.run_scope import Scope, judge_pytest_args, judge_unittest_argv
 from vcr_kit._ledger.run_records import Record, judge
 
 HARMLESS = [

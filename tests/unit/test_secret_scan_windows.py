@@ -16,8 +16,8 @@ from unittest import mock
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vcr_kit._core import secret_shapes
-from vcr_kit._core.secret_shapes import SHAPES, Hit, find_hit
+from vcr_kit._store import secret_shapes
+from vcr_kit._store.secret_shapes import SHAPES, Hit, find_hit
 
 _MASK = bytes(
     ord("a") if c in secret_shapes._BASE64_LETTERS else ord("=") if c == ord("=") else ord(" ")

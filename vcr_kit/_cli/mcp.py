@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 from .._core.config import load_settings
-from .._seams.mcp_stdio import McpRelay
+from .._mcp.stdio import McpRelay
 from ..dehydrate import dehydrate
 from ..errors import ConfigError
 from ._common import add_store_options, mode_of

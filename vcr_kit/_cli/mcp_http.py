@@ -14,7 +14,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from .._core.config import Mode
-from .._seams.mcp_http import HOST, McpHttpFront
+from .._mcp.http import HOST, McpHttpFront
 from ..dehydrate import dehydrate
 from ._common import serve_until_stopped
 

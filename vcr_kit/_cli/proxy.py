@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from .._core.config import claude_code_clouds
 from .._core.credentials import REPLAY_API_KEY, with_stand_in_key
 from .._ledger.summary import print_summary, summary_line
-from .._seams.cloud_upstream import CHILD_PATHS
-from .._seams.proxy import Proxy, ProxyError
+from .._proxy.cloud_upstream import CHILD_PATHS
+from .._proxy.server import Proxy, ProxyError
 from ..errors import ConfigError
 from ._common import add_store_options, mode_of, on_stop_signals, serve_until_stopped
 

@@ -2,7 +2,7 @@
 the schedule that decides which attempt of which request gets which fault.
 
 Pure: no clock, no I/O, no SDK. The answers themselves (status, headers, bodies, a
-cut stream) are built in ``_engine.fault_answers``; the seams ask a ``Schedule``.
+cut stream) are built in ``_engine.faults``; the seams ask a ``Schedule``.
 
 The grammar, one item per fault, comma-separated::
 

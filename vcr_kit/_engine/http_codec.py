@@ -24,10 +24,10 @@ from .._core.aws_eventstream import HeaderValue, decode_frames, encode_frames
 from .._core.httplib import library_of
 from .._core.ids import IdPieces, give_ids_bytes, give_ids_pieces, ids_giver, stabilizer
 from .._core.json_pieces import Unusual, write_json
-from .._core.loaded_response import loaded_response
 from .._core.storable import answer_refusal
 from .._ledger.cost import usage_entries
 from ..dehydrate import dehydrate, dehydrate_json, hydrate_json, placeholders
+from .loaded_response import loaded_response
 from .sdk_codec import RECORDED_REQUEST_ID, fresh_request_id
 from .stream_pieces import has_joined_pieces, join_pieces, split_pieces
 

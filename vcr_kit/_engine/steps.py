@@ -19,7 +19,7 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-__all__ = ["Pause", "Steps", "once", "run_awaiting", "run_blocking"]
+__all__ = ["Pause", "Steps", "Thunk", "once", "run_awaiting", "run_blocking"]
 
 T = TypeVar("T")
 

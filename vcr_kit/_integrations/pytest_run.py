@@ -1,7 +1,7 @@
 """What one pytest session saw, and its verdict for the run record (``vcr_kit prune``).
 
 Positive evidence only: the session is complete when its arguments leave the suite
-whole (``_core.run_scope``), collection had no error and skipped no module, every
+whole (``run_scope``), collection had no error and skipped no module, every
 test collected (before any selection) ran and passed, and pytest exited with 0.
 A session that ran a part (``-k``, ``-x``, a shard, a failure) keeps the ids of the
 suite and of what passed, so that the shards of one run can be judged on their
@@ -15,8 +15,8 @@ import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from .._core.run_scope import Scope, judge_pytest_args
 from .._ledger.runs import Verdict
+from .run_scope import Scope, judge_pytest_args
 
 __all__ = ["SessionTally"]
 

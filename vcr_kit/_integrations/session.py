@@ -15,9 +15,9 @@ from pathlib import Path
 
 from .._core.config import Mode, activated, load_dotenv_once, test_project_root
 from .._core.credentials import has_real_credentials, platform_stand_ins, stand_in_key_while
+from .._engine.faults import faults as injecting
 from .._engine.recorder import HttpRecorder
 from .._ledger import journal as _journal
-from .._seams.faults import faults as injecting
 from .._seams.intercept import intercepting
 
 __all__ = ["vcr_session"]
@@ -67,6 +67,6 @@ def vcr_session(
 def _proxy_for_test() -> AbstractContextManager[object]:
     """The proxy of a test that asks for one: its module (``http.server`` and the rest,
     several ms) is loaded only then."""
-    from .._seams.proxy import proxy_for_test
+    from .._proxy.server import proxy_for_test
 
     return proxy_for_test()

@@ -2,7 +2,7 @@
 
 unittest has no collection hook, so the evidence is what ``VCRMixin.run`` sees:
 the command line (``python -m unittest`` with the default start folder and
-pattern, no test names, ``-k`` or ``-f``: ``_core.run_scope``), and the results
+pattern, no test names, ``-k`` or ``-f``: ``run_scope``), and the results
 its tests were run with: nothing failed, errored, was skipped (a ``skipIf``, a
 ``SkipTest`` in ``setUpClass``), failed as expected, or stopped the run. A test
 that never returned (an interruption) makes the run partial too. Judged when the
@@ -25,8 +25,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Final
 
-from .._core.run_scope import judge_unittest_argv
 from .._ledger import runs
+from .run_scope import judge_unittest_argv
 
 __all__ = ["judged_test"]
 

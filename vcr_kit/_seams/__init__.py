@@ -1,2 +1,3 @@
-"""The seams: where requests are caught (the transport patch, the connection guard,
-the SDK patches, lazy TLS, the transparent client, the loopback proxy)."""
+"""The in-process seams: where a test's own requests are caught (the transport patch,
+the aiohttp seam, the connection guard, the SDK patches, lazy TLS, the transparent
+client)."""

@@ -28,9 +28,9 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .._core.httplib import sdk_library
+from .._engine import faults
 from .._engine.live import in_live_call
 from .._engine.recorder import HttpRecorder
-from . import faults
 from .made_once import made_once
 from .on_import import PatchOnImport
 from .sdk_errors import delivered

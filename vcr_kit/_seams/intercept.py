@@ -33,9 +33,10 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from .._core.httplib import SDK_LIBRARY_NAMES, loaded_libraries
+from .._engine import faults
 from .._engine.live import in_live_call, to_local_proxy
 from .._engine.recorder import HttpRecorder
-from . import aiohttp_seam, cloud_credentials, faults, guard, lazytls
+from . import aiohttp_seam, cloud_credentials, guard, lazytls
 from .hosts import HostSet, anthropic_hosts
 from .made_once import made_once
 from .on_import import PatchOnImport

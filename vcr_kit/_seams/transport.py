@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 from .._core.config import Mode, load_dotenv_once
 from .._core.credentials import REPLAY_API_KEY, has_real_credentials
 from .._core.httplib import sdk_library
+from .._engine import faults
 from .._engine.recorder import HttpRecorder
-from . import faults
 from .sdk_errors import delivered, install_error_passage
 
 if TYPE_CHECKING:  # imported on first use: `import anthropic` costs most of a second

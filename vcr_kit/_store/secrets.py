@@ -15,8 +15,8 @@ from typing import Any, Final
 from .._core.config import allowed_secrets
 from .._core.credentials import live_secrets
 from .._core.paths import display_path
-from .._core.secret_shapes import find_hit, locate, streamed_texts
 from ..errors import SecretLeakError
+from .secret_shapes import find_hit, locate, streamed_texts
 
 __all__ = ["find_secret", "scan_for_secrets", "scan_request"]
 

@@ -21,8 +21,7 @@ from typing import Any, Final
 
 from .._core.config import faults_from_environment
 from .._core.faults import parse_spec
-from .._engine.fault_answers import error_answer, error_event, sse_events
-from .faults import FaultPlan, Injection
+from .._engine.faults import FaultPlan, Injection, error_answer, error_event, sse_events
 
 __all__ = ["STREAM_FAULTS", "answer_before", "plan_for", "send_stream", "wait", "whole_answer"]
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from .._core.httplib import sdk_library
-from .mcp_fixtures import Unanswered
+from .fixtures import Unanswered
 
 __all__ = ["ACCEPT", "McpUpstream", "UpstreamSession", "sse_messages"]
 

@@ -27,7 +27,7 @@ from queue import Queue
 from typing import IO, Any
 
 from .._core.config import Mode
-from .mcp_fixtures import HANDSHAKE, PARSE_ERROR, Unanswered, answer_from_fixtures
+from .fixtures import HANDSHAKE, PARSE_ERROR, Unanswered, answer_from_fixtures
 
 __all__ = ["McpRelay"]
 

@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any, Final
 
 from .._core.config import Mode
-from .mcp_fixtures import HANDSHAKE, PARSE_ERROR, answer_from_fixtures
-from .mcp_upstream import McpUpstream, UpstreamSession
-from .request_body import BODY_TIMEOUT, BadRequest, read_body
+from .._engine.request_body import BODY_TIMEOUT, BadRequest, read_body
+from .fixtures import HANDSHAKE, PARSE_ERROR, answer_from_fixtures
+from .upstream import McpUpstream, UpstreamSession
 
 __all__ = ["HOST", "SESSION_PREFIX", "McpHttpFront"]
 

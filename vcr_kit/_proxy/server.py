@@ -34,15 +34,15 @@ from .._core.config import Mode, base_url, base_url_set_to
 from .._core.credentials import has_child_credentials, has_real_key, stand_in_key_while
 from .._core.http_request import request_key
 from .._core.httplib import sdk_library
+from .._engine.faults import decide
 from .._engine.live import add_local_proxy, remove_local_proxy
 from .._engine.recorder import NOT_RECORDED, HttpRecorder
+from .._engine.request_body import BODY_TIMEOUT, BadRequest, read_body
 from .._ledger.notes import Event, note
 from ..errors import VCRError
 from .cloud_upstream import CloudUpstreams, without_client_credentials
-from .faults import decide
+from .faults import STREAM_FAULTS, answer_before, plan_for, send_stream, whole_answer
 from .forwarding import BodyForwarder, EventStreamForwarder, SseForwarder
-from .proxy_faults import STREAM_FAULTS, answer_before, plan_for, send_stream, whole_answer
-from .request_body import BODY_TIMEOUT, BadRequest, read_body
 
 __all__ = ["DEFAULT_UPSTREAM", "Proxy", "ProxyError", "proxy", "proxy_for_test"]
 

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
 
-from .config import AllowedSecrets
+from .._core.config import AllowedSecrets
 
 __all__ = ["SHAPES", "Hit", "find_hit", "locate", "streamed_texts"]
 

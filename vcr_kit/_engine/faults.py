@@ -1,0 +1,427 @@
+"""Faults on demand, in front of the replay engine: the plan in force and what an
+injected fault looks like on the wire.
+
+``faults("overloaded*2")`` (a block), a test's ``faults=`` (the marker, the
+``VCRTestCase`` attribute) and ``VCR_FAULTS`` (the whole run) all put a ``FaultPlan``
+in force; the innermost wins. Each attempt of a request asks the plan first: a
+fault is answered here (an API error in the API's shape, or the transport
+library's own exception) and the recorder is never asked, so nothing reaches the
+API or the disk; a stream fault takes the recorder's answer and cuts, breaks or
+slows it on its way to the client. Each injected fault is one ``FAULT`` note in the
+ledger, apart from replays. The in-process seams call ``handle``/``ahandle``; the
+proxy (``_proxy/faults.py``) sends the same answers as bytes.
+
+Every piece is built for the request's own library (``httpx2`` or ``httpx``), so
+the SDK converts it exactly as it converts a real failure: a status into its
+``APIStatusError`` subclass, ``ConnectError``/``ReadError`` into
+``APIConnectionError``, ``ReadTimeout`` into ``APITimeoutError``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Final
+
+from .._core.config import faults_from_environment
+from .._core.faults import Fault, Kind, Schedule, Spec, facts_of, parse_spec
+from .._core.http_request import request_key
+from .._core.httplib import library_of
+from .._ledger.notes import Event, note
+from .live import to_local_proxy
+from .recorder import AsyncLiveSend, HttpRecorder, LiveSend
+from .steps import Pause, Steps, Thunk, run_awaiting, run_blocking
+
+if TYPE_CHECKING:
+    import httpx2
+
+__all__ = [
+    "CUT_MESSAGE",
+    "FaultPlan",
+    "Injected",
+    "Injection",
+    "ahandle",
+    "decide",
+    "error_answer",
+    "error_event",
+    "faulted_stream",
+    "faults",
+    "handle",
+    "in_force",
+    "is_faulted",
+    "new_request_id",
+    "read_timeout_of",
+    "reshaped",
+    "sse_events",
+    "transport_error",
+]
+
+#: What h11 raises when a chunked answer ends before its last chunk: a real drop.
+CUT_MESSAGE: Final = (
+    "peer closed connection without sending complete message body (incomplete chunked read)"
+)
+#: The limits the rate-limit headers report (any plausible numbers: the SDK reads none).
+_RATE_LIMITS: Final = (
+    ("requests", 50),
+    ("tokens", 40000),
+    ("input-tokens", 30000),
+    ("output-tokens", 8000),
+)
+
+
+def new_request_id() -> str:
+    """An id for an injected error, told apart from a recorded one at a glance."""
+    return "req_vcrfault_" + os.urandom(10).hex()
+
+
+def error_answer(fault: Fault, request_id: str) -> tuple[int, list[tuple[str, str]], bytes]:
+    """The status, headers and body the API sends for ``fault`` (an API error)."""
+    kind = fault.kind
+    body = {
+        "type": "error",
+        "error": {"type": kind.error_type, "message": kind.message},
+        "request_id": request_id,
+    }
+    headers = [("content-type", "application/json"), ("request-id", request_id)]
+    retry_after = fault.value
+    if retry_after is not None:
+        # Both: retry-after-ms keeps a short wait short (the SDK reads it first),
+        # retry-after (whole seconds) is what other clients read.
+        headers.append(("retry-after-ms", str(round(retry_after * 1000))))
+        headers.append(("retry-after", str(math.ceil(retry_after))))
+    if kind.status == 429:
+        reset = datetime.now(timezone.utc) + timedelta(seconds=retry_after or 0)
+        stamp = reset.strftime("%Y-%m-%dT%H:%M:%SZ")
+        for what, limit in _RATE_LIMITS:
+            headers.append((f"anthropic-ratelimit-{what}-limit", str(limit)))
+            headers.append((f"anthropic-ratelimit-{what}-remaining", "0"))
+            headers.append((f"anthropic-ratelimit-{what}-reset", stamp))
+    return kind.status, headers, json.dumps(body).encode("utf-8")
+
+
+def error_event(request_id: str) -> bytes:
+    """The SSE ``error`` event the API sends when it is overloaded mid-stream."""
+    data = {
+        "type": "error",
+        "error": {"type": "overloaded_error", "message": "Overloaded"},
+        "request_id": request_id,
+    }
+    return b"event: error\ndata: " + json.dumps(data).encode("utf-8") + b"\n\n"
+
+
+def transport_error(fault: Fault, request: httpx2.Request, waited: str = "") -> Exception:
+    """The exception the request's library raises for a transport fault."""
+    lib = library_of(request)
+    if fault.name == "refused":
+        return lib.ConnectError("[Errno 111] Connection refused", request=request)  # type: ignore[no-any-return]
+    if fault.name == "reset":
+        return lib.ReadError("[Errno 104] Connection reset by peer", request=request)  # type: ignore[no-any-return]
+    if fault.name == "empty":
+        return lib.RemoteProtocolError(  # type: ignore[no-any-return]
+            "Server disconnected without sending a response.", request=request
+        )
+    return lib.ReadTimeout(waited or "The read operation timed out", request=request)  # type: ignore[no-any-return]
+
+
+def read_timeout_of(request: httpx2.Request) -> float | None:
+    """The client's read timeout for ``request`` (None: it waits forever)."""
+    timeout = request.extensions.get("timeout") or {}
+    read = timeout.get("read") if isinstance(timeout, dict) else None
+    return float(read) if read is not None else None
+
+
+def sse_events(content: bytes) -> list[bytes]:
+    """A stream's events, each with its blank line."""
+    text = content.replace(b"\r\n", b"\n")
+    return [part + b"\n\n" for part in text.split(b"\n\n") if part.strip()]
+
+
+def faulted_stream(response: httpx2.Response, fault: Fault, request_id: str) -> httpx2.Response:
+    """``response`` (a whole recorded stream) as the client would get it under ``fault``:
+    cut after N events, an error event after N, or a delay between events."""
+    lib = library_of(response)
+    events = sse_events(response.content)
+    stream = _stream_class(lib)(events, fault, request_id, response.request)
+    headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() != "content-length"]
+    faulted: httpx2.Response = lib.Response(
+        response.status_code, headers=headers, stream=stream, request=response.request
+    )
+    return faulted
+
+
+def is_faulted(response: httpx2.Response) -> bool:
+    """Whether ``response`` is a stream reshaped by a fault (read as it comes, not whole)."""
+    return isinstance(response.stream, _FaultedEvents)
+
+
+class _FaultedEvents:
+    """The events of a faulted stream, for sync and async readers alike."""
+
+    _lib: ModuleType
+
+    def __init__(self, events: list[bytes], fault: Fault, request_id: str, request: Any) -> None:
+        self.events = events
+        self.fault = fault
+        self.request_id = request_id
+        self.request = request
+
+    def _plan(self) -> Iterator[tuple[float, bytes | Exception]]:
+        """(seconds to wait first, then what to give: bytes, or an exception to raise)."""
+        fault, arg = self.fault, self.fault.value or 0
+        read_timeout = read_timeout_of(self.request)
+        for index, event in enumerate(self.events):
+            if fault.name in ("cut_after", "error_after") and index == int(arg):
+                if fault.name == "cut_after":
+                    yield 0.0, self._lib.RemoteProtocolError(CUT_MESSAGE, request=self.request)
+                else:
+                    yield 0.0, error_event(self.request_id)
+                return
+            wait = arg if fault.name == "delay" and index > 0 else 0.0
+            if read_timeout is not None and wait > read_timeout:
+                # The client would give up before the event came: it does, at once.
+                yield (
+                    0.0,
+                    self._lib.ReadTimeout(
+                        f"The read operation timed out (an injected delay of {wait:g} s "
+                        f"passed the client's read timeout of {read_timeout:g} s)",
+                        request=self.request,
+                    ),
+                )
+                return
+            yield wait, event
+
+    def __iter__(self) -> Iterator[bytes]:
+        for wait, piece in self._plan():
+            if wait:
+                time.sleep(wait)
+            if isinstance(piece, Exception):
+                raise piece
+            yield piece
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        import anyio  # the SDK's own async layer: asyncio and trio alike, as steps.py
+
+        for wait, piece in self._plan():
+            if wait:
+                await anyio.sleep(wait)
+            if isinstance(piece, Exception):
+                raise piece
+            yield piece
+
+    def close(self) -> None:
+        pass
+
+    async def aclose(self) -> None:
+        pass
+
+
+_classes: dict[str, type[_FaultedEvents]] = {}
+
+
+def _stream_class(lib: ModuleType) -> type[_FaultedEvents]:
+    cls = _classes.get(lib.__name__)
+    if cls is None:
+        cls = type(
+            "FaultedStream",
+            (_FaultedEvents, lib.SyncByteStream, lib.AsyncByteStream),
+            {"_lib": lib},
+        )
+        _classes[lib.__name__] = cls
+    return cls
+
+
+
+@dataclass(frozen=True)
+class Injected:
+    """One fault given to the code under test."""
+
+    name: str
+    request_id: str
+    #: The fixture the fault stood in front of.
+    path: Path | None
+
+
+@dataclass
+class FaultPlan:
+    """A spec in force, its schedule, and the faults it gave."""
+
+    spec: Spec
+    schedule: Schedule = field(init=False)
+    injected: list[Injected] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.schedule = Schedule(self.spec)
+
+    @property
+    def count(self) -> int:
+        """How many faults were injected (the code under test absorbed or raised them)."""
+        return len(self.injected)
+
+    def names(self) -> list[str]:
+        return [i.name for i in self.injected]
+
+
+_lock = threading.Lock()
+_plans: list[FaultPlan] = []
+#: VCR_FAULTS's plan, by its text: its schedule lasts the whole run.
+_from_environment: dict[str, FaultPlan] = {}
+
+
+def _coerce(spec: str | Spec, source: str) -> Spec:
+    return parse_spec(spec, source) if isinstance(spec, str) else spec
+
+
+@contextmanager
+def faults(spec: str | Spec) -> Iterator[FaultPlan]:
+    """Inject the faults of ``spec`` into every request vcr_kit handles in the block
+    (a test, ``vcr_kit.client()``, a proxy of this process); yields the plan, whose
+    ``count`` and ``injected`` say what the code under test was given."""
+    plan = FaultPlan(_coerce(spec, "faults"))
+    with _lock:
+        _plans.append(plan)
+    try:
+        yield plan
+    finally:
+        with _lock:
+            _plans.remove(plan)
+
+
+def active_plan() -> FaultPlan | None:
+    """The innermost plan in force, else ``VCR_FAULTS``'s, else None."""
+    if _plans:
+        with _lock:
+            if _plans:
+                return _plans[-1]
+    spec = faults_from_environment()
+    if not spec:
+        return None
+    with _lock:
+        key = repr(spec)
+        plan = _from_environment.get(key)
+        if plan is None:
+            plan = _from_environment[key] = FaultPlan(spec)
+        return plan
+
+
+def in_force() -> bool:
+    """Whether a plan with faults is in force (a seam with none skips ``handle``)."""
+    plan = active_plan()
+    return plan is not None and bool(plan.spec)
+
+
+@dataclass(frozen=True)
+class Injection:
+    """The fault one attempt gets, and where it is noted."""
+
+    fault: Fault
+    request_id: str
+    path: Path | None
+
+
+def decide(
+    request: httpx2.Request, fixtures_dir: Path, plan: FaultPlan | None = None
+) -> Injection | None:
+    """The fault for this attempt of ``request``, noted in the ledger; None: no fault."""
+    plan = plan or active_plan()
+    if plan is None or not plan.spec:  # faults="" turns VCR_FAULTS off for a test
+        return None
+    if to_local_proxy(request):  # a proxy of this process answers it, faults and all
+        return None
+    try:
+        body = bytes(request.content)
+        name = request_key(request)[0]
+    except Exception:  # a body not read yet, a request with no key: the recorder says why
+        return None
+    fault = plan.schedule.next_fault(facts_of(name, body))
+    if fault is None:
+        return None
+    path = fixtures_dir / name
+    injection = Injection(fault, new_request_id(), path)
+    plan.injected.append(Injected(fault.name, injection.request_id, path))
+    note(Event.FAULT, path, detail=f"{fault.name} ({injection.request_id})")
+    return injection
+
+
+def _before(injection: Injection, request: httpx2.Request) -> tuple[Any, float]:
+    """What to do before the recorder is asked: (an answer or exception to give instead,
+    or None; seconds to wait first)."""
+    fault = injection.fault
+    if fault.kind.kind is Kind.API:
+        status, headers, body = error_answer(fault, injection.request_id)
+        lib = library_of(request)
+        return lib.Response(status, headers=headers, content=body, request=request), 0.0
+    read_timeout = read_timeout_of(request)
+    if fault.kind.kind is Kind.TRANSPORT:
+        waited = ""
+        if fault.name == "read_timeout":
+            limit = f"{read_timeout:g} s" if read_timeout is not None else "none: it waits forever"
+            waited = f"The read operation timed out (injected; the client's read timeout: {limit})"
+        return transport_error(fault, request, waited), 0.0
+    if fault.name == "slow_first":
+        seconds = fault.value or 0.0
+        if read_timeout is not None and seconds > read_timeout:
+            # The client gives up before the answer starts: it does so now, unslept.
+            message = (
+                f"The read operation timed out (an injected wait of {seconds:g} s for the "
+                f"first byte passed the client's read timeout of {read_timeout:g} s)"
+            )
+            return library_of(request).ReadTimeout(message, request=request), 0.0
+        return None, seconds
+    return None, 0.0
+
+
+def reshaped(answer: httpx2.Response) -> bool:
+    """Whether ``answer`` is a stream a fault reshaped (to be read as it comes)."""
+    return is_faulted(answer)
+
+
+def _after(injection: Injection, answer: httpx2.Response) -> httpx2.Response:
+    if injection.fault.name in ("cut_after", "error_after", "delay"):
+        return faulted_stream(answer, injection.fault, injection.request_id)
+    return answer
+
+
+def _behind(
+    injection: Injection, request: httpx2.Request, answer: Thunk
+) -> Steps[httpx2.Response]:
+    """The one body of ``handle`` and ``ahandle`` once a fault is decided: its answer
+    given instead, or its wait, then the recorder's answer (``answer``) reshaped."""
+    instead, wait = _before(injection, request)
+    if isinstance(instead, Exception):
+        raise instead
+    if instead is not None:
+        response: httpx2.Response = instead
+        return response
+    if wait:
+        yield Pause(wait)
+    recorded: httpx2.Response = yield answer
+    return _after(injection, recorded)
+
+
+def handle(recorder: HttpRecorder, request: httpx2.Request, live: LiveSend) -> httpx2.Response:
+    """``recorder.handle``, behind the faults in force."""
+    injection = decide(request, recorder.settings.fixtures_dir)
+    if injection is None:
+        return recorder.handle(request, live)
+    return run_blocking(_behind(injection, request, lambda: recorder.handle(request, live)))
+
+
+async def ahandle(
+    recorder: HttpRecorder, request: httpx2.Request, live: AsyncLiveSend
+) -> httpx2.Response:
+    """``recorder.ahandle``, behind the faults in force."""
+    injection = decide(request, recorder.settings.fixtures_dir)
+    if injection is None:
+        return await recorder.ahandle(request, live)
+    return await run_awaiting(
+        _behind(injection, request, lambda: recorder.ahandle(request, live))
+    )
