@@ -1,11 +1,36 @@
-"""Prints the fault suite's figures (``tests/support/fault_report.py``) at the end of a pytest
-run."""
+"""The suite's tiers (``tests/tiers.py``) and, at the end of a pytest run, the fault suite's
+figures (``tests/support/fault_report.py``)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
+
+from tests import tiers
 from tests.support import fault_report
+
+_guard = pytest.StashKey[tiers.InProcessGuard]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    tiers.register(config)
+    config.stash[_guard] = tiers.InProcessGuard()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    tiers.check_collected(items)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[Any]:
+    guard = item.config.stash[_guard]
+    guard.enter(item)
+    try:
+        return (yield)
+    finally:
+        guard.leave()
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

@@ -10,10 +10,14 @@ import sys
 import unittest
 from pathlib import Path
 
+import pytest
+
 import vcr_kit
 from tests.support.env import patch_env, temp_dir
 from vcr_kit._cli import main
 from vcr_kit._core.keys import fixture_name
+
+pytestmark = pytest.mark.child
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -11,6 +11,8 @@ import time
 import unittest
 from pathlib import Path
 
+import pytest
+
 from tests.support.cli_support import cli, record
 from tests.support.env import environ_without_vcr, patch_env, run_captured, start_server, temp_dir
 from vcr_kit._core.schema import problems
@@ -20,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 OLD = time.time() - 3600
 
 
+@pytest.mark.inprocess
 class RealFolderTest(unittest.TestCase):
     maxDiff = None
 
@@ -137,6 +140,7 @@ class RealFolderTest(unittest.TestCase):
         )
 
 
+@pytest.mark.inprocess
 class ValidateTest(unittest.TestCase):
     def test_each_kind_refuses_what_replay_would_mis_serve(self) -> None:
         http = {"vcr_kit_format": 1, "kind": "http", "request": {"method": "POST", "path": "/v1/x"}}
@@ -208,6 +212,7 @@ class ValidateTest(unittest.TestCase):
                 self.assertEqual(problems(doc, file_name), expected)
 
 
+@pytest.mark.child
 class DebrisTest(unittest.TestCase):
     def test_the_next_writer_removes_stale_temp_files_and_git_ignores_them(self) -> None:
         folder = temp_dir(self)
@@ -230,6 +235,7 @@ class DebrisTest(unittest.TestCase):
             self.assertEqual(done.stdout, "add 'a-000000000000.json'\n")
 
 
+@pytest.mark.child
 class ConsoleScriptTest(unittest.TestCase):
     def test_help_version_and_usage_errors(self) -> None:
         env = environ_without_vcr()

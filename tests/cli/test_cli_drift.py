@@ -14,6 +14,8 @@ import unittest
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.support.cli_support import KEY, cli, record, run_pytest
 from tests.support.env import patch_env, start_server, temp_dir, working_dir
 
@@ -172,6 +174,7 @@ class _Recorded(unittest.TestCase):
         return found
 
 
+@pytest.mark.child
 class DriftTest(_Recorded):
     def test_each_verdict_class_from_the_moved_api(self) -> None:
         status, report, out = self.report()
@@ -335,6 +338,7 @@ class DriftTest(_Recorded):
         self.assertEqual(failed, [TESTS["test_tool"], TESTS["test_truncated"]], done.stdout)
 
 
+@pytest.mark.child
 class DiffVerdictTest(_Recorded):
     """``vcr_kit diff`` and ``vcr_kit.compare`` on the answers drift brought back."""
 
@@ -409,6 +413,7 @@ class DiffVerdictTest(_Recorded):
         self.assertEqual(fixtures, repo / "fixtures")
 
 
+@pytest.mark.child
 class JobsTest(_Recorded):
     def test_jobs_bounds_the_requests_in_flight_and_sends_them_in_parallel(self) -> None:
         # Each request waits at the server for one other: a drift that sent one at a
@@ -436,6 +441,7 @@ class JobsTest(_Recorded):
         self.assertEqual(self.server.log, [])
 
 
+@pytest.mark.inprocess
 class SecretTest(unittest.TestCase):
     def test_update_never_writes_a_live_answer_with_a_key_in_it(self) -> None:
         server = start_server(self)
@@ -455,6 +461,7 @@ class SecretTest(unittest.TestCase):
         self.assertEqual(snapshot(folder), before)
 
 
+@pytest.mark.child
 class SelectionTest(_Recorded):
     def test_select_takes_paths_and_globs(self) -> None:
         name = sorted(p.name for p in self.fixtures.glob("post-v1-messages-count-tokens-*"))[0]

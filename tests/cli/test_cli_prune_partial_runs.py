@@ -10,6 +10,8 @@ import shutil
 import time
 import unittest
 
+import pytest
+
 from tests.support.cli_support import (
     cli,
     fixture_asking,
@@ -18,6 +20,8 @@ from tests.support.cli_support import (
     run_unittest,
 )
 from tests.support.env import patch_env, start_server, temp_dir, working_dir
+
+pytestmark = pytest.mark.child
 
 TESTS = {"a": ["a1", "a2"], "b": ["b1", "b2"]}
 ALL = [name for names in TESTS.values() for name in names]

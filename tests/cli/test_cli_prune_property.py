@@ -23,11 +23,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.support.cli_support import KEY, cli, fixture_asking, make_suite_project, run_pytest
 from tests.support.env import environ_without_vcr, start_server, temp_dir, working_dir
+
+pytestmark = pytest.mark.child
 
 TESTS = {"a": ["a1", "a2"], "b": ["b1", "b2"], "c": ["c1"]}
 ALL = [name for names in TESTS.values() for name in names]

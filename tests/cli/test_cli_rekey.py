@@ -5,10 +5,14 @@ from __future__ import annotations
 import shutil
 import unittest
 
+import pytest
+
 import vcr_kit
 from tests.support.cli_support import cli, record
 from tests.support.env import patch_env, start_server, temp_dir
 from vcr_kit.dehydrate import Rule, add_rule, clear_rules
+
+pytestmark = pytest.mark.inprocess
 
 PROMPTS = ["Summarise session-1a2b3c4d please.", "Plain question, no session."]
 RULE = Rule("session", r"session-[0-9a-f]{8}", "session-[SESSION]", trigger="session-")

@@ -5,10 +5,13 @@ from __future__ import annotations
 import time
 import unittest
 
+import pytest
+
 from tests.support.cli_support import cli, make_project, run_pytest
 from tests.support.env import patch_env, start_server, temp_dir, working_dir
 
 
+@pytest.mark.child
 class UnusedAfterARerecordTest(unittest.TestCase):
     def setUp(self) -> None:
         patch_env(self, VCR_REPORT="0")
@@ -108,6 +111,7 @@ def _farewell(test: UnusedAfterARerecordTest) -> str:
     raise AssertionError("no farewell fixture")
 
 
+@pytest.mark.inprocess
 class NoRunRecordTest(unittest.TestCase):
     def test_a_folder_never_run_is_refused(self) -> None:
         folder = temp_dir(self)

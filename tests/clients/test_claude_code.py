@@ -20,11 +20,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.clients.test_clients_node import KEY, ClientTestCase
 from tests.clients.test_proxy import offline
 from tests.support.env import environ_without_vcr, run_captured, temp_dir
 from tests.support.mcp_http_server import McpHttpServer
 from tests.support.node_clients import claude_command, install_newest_claude_code
+
+pytestmark = pytest.mark.node
 
 ROOT = Path(__file__).resolve().parents[2]
 UNREACHABLE = "http://127.0.0.1:9"

@@ -12,9 +12,13 @@ test key), then replayed with no credentials, no base URL and no network
 
 from __future__ import annotations
 
+import pytest
+
 from tests.clients.test_clients_node import TOOL_PROMPT
 from tests.support.claude_code_cloud import ClaudeCodeOnCloudCase, Cloud
 from tests.support.cloud_server import AWS_KEY_ID, AWS_SECRET, CloudServer
+
+pytestmark = pytest.mark.node
 
 PROMPT = "Hello from Claude Code on Bedrock"
 BEDROCK = Cloud(

@@ -24,6 +24,7 @@ from typing import Any
 from urllib.parse import unquote
 
 import anthropic
+import pytest
 
 from tests.clients.test_clients_node import TOOL_PROMPT
 from tests.support.claude_code_cloud import ROOT, ClaudeCodeOnCloudCase, Cloud
@@ -137,6 +138,7 @@ class CloudCase(ClaudeCodeOnCloudCase):
         return found
 
 
+@pytest.mark.node
 class ClaudeCodeOnVertexTest(CloudCase):
     cloud = VERTEX
     #: The path of Claude Code's default model on Vertex (2.1.197's), as a pattern.
@@ -172,6 +174,7 @@ class ClaudeCodeOnVertexTest(CloudCase):
         self.record_and_replay(TOOL_PROMPT, "The tool said: vcr-tool-ok", turns=2)
 
 
+@pytest.mark.node
 class ClaudeCodeOnFoundryTest(CloudCase):
     cloud = FOUNDRY
 
@@ -235,6 +238,7 @@ def needs(missing: str | None) -> None:
     raise unittest.SkipTest(f"{missing} is not installed here: tox -e clients")
 
 
+@pytest.mark.inprocess
 class RecordingWithoutCredentialsTest(unittest.TestCase):
     """The proxy records a cloud request with this machine's credentials: without them
     the client (here the SDK's own cloud client, pointed at the proxy as ``vcr_kit run``

@@ -24,6 +24,8 @@ import unittest
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.support.env import (
     environ_without_vcr,
     offline_prefix,
@@ -31,6 +33,8 @@ from tests.support.env import (
     start_server,
     temp_dir,
 )
+
+pytestmark = pytest.mark.child
 
 SCRIPT = Path(__file__).resolve().parents[1] / "support" / "client_scenarios.py"
 ROOT = Path(__file__).resolve().parents[2]

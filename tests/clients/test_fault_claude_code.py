@@ -13,9 +13,13 @@ import json
 import sys
 from typing import Any
 
+import pytest
+
 from tests.clients.test_claude_code import UNREACHABLE, A, ClaudeCodeTestCase
 from tests.clients.test_proxy import offline
 from tests.support.env import run_captured
+
+pytestmark = pytest.mark.node
 
 
 class ClaudeCodeRetriesTest(ClaudeCodeTestCase):

@@ -20,9 +20,13 @@ import unittest
 from pathlib import Path
 from typing import Any, ClassVar
 
+import pytest
+
 from tests.support.env import environ_without_vcr, offline_prefix, run_captured
 from tests.support.loopback_server import LoopbackServer
 from tests.support.sdk_scenarios import recording_key
+
+pytestmark = pytest.mark.child
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "tests" / "support" / "fault_framework_scenarios.py"

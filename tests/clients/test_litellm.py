@@ -17,6 +17,8 @@ import pytest
 from tests.support.env import offline_prefix, run_captured
 from tests.support.loopback_server import LoopbackServer
 
+pytestmark = pytest.mark.child
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "tests" / "support" / "litellm_scenario.py"
 KEY = "sk-ant-test-" + "l" * 32

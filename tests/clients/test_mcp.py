@@ -18,6 +18,8 @@ import unittest
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.clients.test_proxy import offline
 from tests.support.env import environ_without_vcr, temp_dir
 from vcr_kit._core.config import Mode
@@ -42,6 +44,7 @@ def call(request_id: int, tool: str, **arguments: Any) -> dict[str, Any]:
                        "_meta": {"progressToken": request_id}}}  # fmt: skip
 
 
+@pytest.mark.child
 class McpRelayTest(unittest.TestCase):
     def setUp(self) -> None:
         self.base = temp_dir(self, prefix="vcr-mcp-")
@@ -159,6 +162,7 @@ class McpRelayTest(unittest.TestCase):
         self.assertEqual(list(self.fixtures.glob("mcp-*.json")), [])
 
 
+@pytest.mark.child
 class ServerGoneAtOnceTest(unittest.TestCase):
     def test_a_server_that_exits_at_once_is_answered_never_awaited(self) -> None:
         # A server whose output ends before the relay has registered its first request

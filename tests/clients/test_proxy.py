@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
+import pytest
 
 import vcr_kit
 from tests.support.env import (
@@ -92,6 +93,7 @@ def stream(client: anthropic.Anthropic, text: str) -> tuple[str, list[str]]:
     return said, [block.id for block in final.content if block.type == "tool_use"]
 
 
+@pytest.mark.inprocess
 class RecordReplayTest(ProxyTestCase):
     def test_records_then_replays_without_the_upstream(self) -> None:
         recording = self.proxy()
@@ -180,6 +182,7 @@ class RecordReplayTest(ProxyTestCase):
         self.assertNotIn("Leaving early [[slow-stream]]", self.server.stream_finished)
 
 
+@pytest.mark.inprocess
 class CrossPathTest(ProxyTestCase):
     """One store: the proxy and the in-process client name and read the same files."""
 
@@ -209,6 +212,7 @@ class CrossPathTest(ProxyTestCase):
         self.assertEqual(json_names(self.fixtures), recorded)
 
 
+@pytest.mark.inprocess
 class ConcurrentStreamsTest(ProxyTestCase):
     def test_twenty_streams_each_get_their_own_events_as_they_are_sent(self) -> None:
         running = self.proxy()
@@ -268,6 +272,7 @@ class ConcurrentStreamsTest(ProxyTestCase):
             )
 
 
+@pytest.mark.child
 class CommandLineTest(ProxyTestCase):
     def env(self, **extra: str) -> dict[str, str]:
         return {**environ_without_vcr(), "PYTHONPATH": str(ROOT), "VCR_REPORT": "1", **extra}
@@ -371,6 +376,7 @@ def text_of(sse: str) -> str:
     )
 
 
+@pytest.mark.child
 class TestOptionTest(ProxyTestCase):
     """``VCRTestCase.vcr_proxy``: a child process records and replays through the test's
     proxy, and the test's own in-process client goes through it once, not twice."""
@@ -430,6 +436,7 @@ if __name__ == "__main__":  # pragma: no cover
 
 
 
+@pytest.mark.child
 class PytestMarkerTest(ProxyTestCase):
     def test_the_marker_option_points_children_at_a_proxy_for_the_test(self) -> None:
         folder = temp_dir(self)

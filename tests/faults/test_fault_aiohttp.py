@@ -12,10 +12,14 @@ import os
 import unittest
 from typing import Any
 
+import pytest
+
 import vcr_kit
 from tests.support.env import patch_env, start_server, temp_dir
 from tests.support.sdk_scenarios import MODEL, recording_key
 from vcr_kit._integrations.session import vcr_session
+
+pytestmark = pytest.mark.inprocess
 
 try:
     import aiohttp

@@ -21,12 +21,15 @@ from typing import Any
 from unittest import mock
 
 import anthropic
+import pytest
 
 import vcr_kit
 from tests.support import fault_report
 from tests.support.env import patch_env, start_server, temp_dir
 from tests.support.sdk_scenarios import MODEL, recording_key
 from vcr_kit._store.files import LOCK_FOLDER
+
+pytestmark = pytest.mark.child
 
 FS_SIZE = "256k"
 _cases: list[str] = []

@@ -25,6 +25,7 @@ from typing import Any
 from unittest import mock
 
 import anthropic
+import pytest
 
 import vcr_kit
 from tests.support.env import environ_without_vcr, run_captured, temp_dir
@@ -119,6 +120,7 @@ class ThreeClientsTestCase(LoopbackTestCase):
         return [("client", self.via_client), ("seam", self.via_seam), ("proxy", self.via_proxy)]
 
 
+@pytest.mark.inprocess
 class CorruptFixtureTest(ThreeClientsTestCase):
     def test_a_response_that_is_a_string(self) -> None:
         path = self.record("String answer")
@@ -170,6 +172,7 @@ class CorruptFixtureTest(ThreeClientsTestCase):
         self.assertEqual(self.server.log, [])
 
 
+@pytest.mark.inprocess
 class UpstreamErrorsStillRetriedTest(ThreeClientsTestCase):
     def test_a_refused_connection_is_the_sdks_to_retry(self) -> None:
         # The other side of the rule: the upstream's own errors reach the SDK unchanged.
@@ -201,6 +204,8 @@ _LAZY_IMPORT_TEST = textwrap.dedent(
 )
 
 
+@pytest.mark.child
+@pytest.mark.matrix
 class SdkImportedDuringTheTestTest(unittest.TestCase):
     def test_a_keyless_miss_reaches_the_caller_as_itself(self) -> None:
         # anthropic 0.x turned every exception inside its retry loop into

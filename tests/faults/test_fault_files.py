@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
+import pytest
 
 import vcr_kit
 from tests.faults.test_fault_errors import ThreeClientsTestCase
@@ -90,6 +91,7 @@ def replay_generic(folder: Path, question: Any) -> Any:
         return f.play(never)
 
 
+@pytest.mark.inprocess
 class CopiedHttpFixtureTest(ThreeClientsTestCase):
     def test_a_copy_under_another_requests_name_is_refused_by_every_client(self) -> None:
         first = self.record("First question")
@@ -127,6 +129,7 @@ class CopiedHttpFixtureTest(ThreeClientsTestCase):
         self.assertEqual(self.server.log, [])
 
 
+@pytest.mark.inprocess
 class CopiedCassetteFixtureTest(unittest.TestCase):
     def setUp(self) -> None:
         patch_env(self, VCR_REPORT="0")
@@ -244,6 +247,7 @@ class CopiedCassetteFixtureTest(unittest.TestCase):
         self.assertEqual(replay_generic(self.folder, {"q": 1}), {"a": 1})
 
 
+@pytest.mark.inprocess
 class DeepFixtureTest(unittest.TestCase):
     """Depths on both sides of where Python's recursion limit used to bite: in the JSON
     parser itself (thousands; 3.13's parser goes further) and in the walks after it
@@ -304,6 +308,7 @@ class DeepFixtureTest(unittest.TestCase):
         )
 
 
+@pytest.mark.child
 class OddFilesTest(unittest.TestCase):
     def setUp(self) -> None:
         patch_env(self, VCR_REPORT="0")
@@ -451,6 +456,7 @@ class _CutOffJson(http.server.BaseHTTPRequestHandler):
         return None
 
 
+@pytest.mark.inprocess
 class CutOffAnswerTest(unittest.TestCase):
     def setUp(self) -> None:
         patch_env(self, VCR_REPORT="0")
@@ -478,6 +484,7 @@ class CutOffAnswerTest(unittest.TestCase):
         )
 
 
+@pytest.mark.child
 class FixturesFolderSettingTest(unittest.TestCase):
     def setUp(self) -> None:
         patch_env(self, VCR_REPORT="0")

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import anthropic
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -42,6 +43,8 @@ from tests.support.env import environ_without_vcr, run_captured, vcr_environ
 from tests.support.loopback_case import create
 from tests.support.sdk_scenarios import recording_key
 from vcr_kit._core.keys import fixture_name
+
+pytestmark = pytest.mark.child
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Far above what any example takes (a second or two); only a hang reaches it.

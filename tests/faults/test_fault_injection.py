@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import anthropic
+import pytest
 
 import vcr_kit
 from tests.support.env import (
@@ -33,6 +34,8 @@ from tests.support.env import (
 from tests.support.loopback_server import LoopbackServer
 from tests.support.sdk_scenarios import recording_key
 from vcr_kit._core.httplib import sdk_library
+
+pytestmark = pytest.mark.child
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "tests" / "support" / "fault_scenarios.py"

@@ -21,9 +21,13 @@ import threading
 import unittest
 from typing import Any
 
+import pytest
+
 from tests.support import fault_report
 from tests.support.env import patch_env, run_spawned, start_server, temp_dir
 from tests.support.sdk_scenarios import MODEL, recording_key
+
+pytestmark = pytest.mark.load
 
 PROCESSES = 8
 THREADS = 4

@@ -10,6 +10,7 @@ import unittest
 from pathlib import Path
 
 import anthropic
+import pytest
 
 import vcr_kit
 from tests.support.env import environ_without_vcr, run_captured, temp_dir
@@ -24,6 +25,7 @@ NEEDS_KEY = (
 )
 
 
+@pytest.mark.inprocess
 class MissMessageTest(LoopbackTestCase):
 
     def client(self, mode: str | None, key: str | None) -> anthropic.Anthropic:
@@ -94,6 +96,7 @@ class MissMessageTest(LoopbackTestCase):
         )
 
 
+@pytest.mark.child
 class UnderPytestTest(unittest.TestCase):
     def test_the_miss_of_a_huge_prompt_is_small_in_pytests_report(self) -> None:
         # The issue saw 8 MB under pytest (the whole line, twice): the report of a failing

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import anthropic
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -31,6 +32,8 @@ import vcr_kit
 from tests.support import fault_report
 from tests.support.env import vcr_environ
 from tests.support.sdk_scenarios import MODEL, recording_key
+
+pytestmark = pytest.mark.inprocess
 
 EXAMPLES = 250
 WRONG_VALUES: list[Any] = [None, 0, -1, 1.5, True, "x", "", [], {}, [1], {"a": 1}, 10**30]

@@ -10,10 +10,13 @@ from __future__ import annotations
 import unittest
 
 import anthropic
+import pytest
 
 import vcr_kit
 from tests.support.loopback_case import LoopbackTestCase, create
 from vcr_kit import fixture
+
+pytestmark = pytest.mark.inprocess
 
 KEY_SHAPED = "sk-ant-api03-" + "Q" * 40
 

@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 
 import anthropic
+import pytest
 
 from tests.clients.test_proxy import ROOT, UNREACHABLE, ProxyTestCase, json_names, offline
 from tests.support.env import environ_without_vcr, run_captured, temp_dir
@@ -23,6 +24,7 @@ HELLO = [{"role": "user", "content": "Hello through the proxy"}]
 STORY = [{"role": "user", "content": "A story through the proxy"}]
 
 
+@pytest.mark.inprocess
 class ProxyFaultsTest(ProxyTestCase):
     def setUp(self) -> None:
         super().setUp()
@@ -105,6 +107,7 @@ class ProxyFaultsTest(ProxyTestCase):
                 )
 
 
+@pytest.mark.child
 class CurlThroughRunTest(ProxyTestCase):
     def test_vcr_faults_reaches_curl_through_run_offline(self) -> None:
         curl = shutil.which("curl")

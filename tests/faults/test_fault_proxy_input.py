@@ -21,8 +21,12 @@ import unittest
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.support.env import entries, environ_without_vcr, patch_env, start_server, temp_dir
 from vcr_kit._engine.request_body import BODY_TIMEOUT
+
+pytestmark = pytest.mark.child
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Generous: a hang detector, not a timing test (today a stalled client holds serve

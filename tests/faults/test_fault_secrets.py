@@ -18,6 +18,7 @@ import unittest
 from typing import Any
 
 import anthropic
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -27,6 +28,8 @@ from tests.support.loopback_case import LoopbackTestCase, create
 from vcr_kit._core.config import AllowedSecrets, allowed_secrets
 from vcr_kit._core.credentials import credentials_in
 from vcr_kit._store.secret_shapes import Hit, find_hit
+
+pytestmark = pytest.mark.inprocess
 
 ALNUM = string.ascii_letters + string.digits
 UPPER = string.ascii_uppercase + string.digits

@@ -9,11 +9,15 @@ import time
 import unittest
 from typing import Any
 
+import pytest
+
 from tests.support.env import patch_env, temp_dir
 from vcr_kit import ConfigError, LockTimeoutError
 from vcr_kit._core.config import load_settings
 from vcr_kit._engine.policy import afetch, fetch
 from vcr_kit._store.locks import lock_for
+
+pytestmark = pytest.mark.inprocess
 
 LOCK_MESSAGE = (
     "VCR_LOCK_TIMEOUT={!r} is not a number of seconds "

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import anthropic
+import pytest
 
 import vcr_kit
 from tests.support.cli_support import cli
@@ -105,6 +106,7 @@ class UnearnedTestCase(LoopbackTestCase):
 # -- the in-process client, sync and async ----------------------------------------------
 
 
+@pytest.mark.inprocess
 class ClientTest(UnearnedTestCase):
     def test_a_401_from_a_bad_key_is_not_stored_and_the_fixed_key_records(self) -> None:
         bad = recording_key()
@@ -223,6 +225,7 @@ class ClientTest(UnearnedTestCase):
 # -- a client the code under test builds itself: the transport seam ---------------------
 
 
+@pytest.mark.inprocess
 class SeamTest(UnearnedTestCase):
     def test_the_seam_keeps_neither_a_401_nor_a_cut_stream_and_says_why(self) -> None:
         patch_env(self, ANTHROPIC_API_KEY=self.key)  # a key is set: the test may record
@@ -269,6 +272,7 @@ class SeamTest(UnearnedTestCase):
 # -- the cassettes ------------------------------------------------------------------------
 
 
+@pytest.mark.inprocess
 class CassetteTest(UnearnedTestCase):
     def sdk(self, key: str | None = None) -> anthropic.Anthropic:
         client = anthropic.Anthropic(
@@ -421,6 +425,7 @@ class CassetteTest(UnearnedTestCase):
 # -- part 7: a token count cassette whose function returns a number -----------------------
 
 
+@pytest.mark.inprocess
 class TokenCountTest(UnearnedTestCase):
     MESSAGES: ClassVar = user("How many tokens?")
     TOOLS: ClassVar = [{"name": "get_weather", "input_schema": {"type": "object"}}]
@@ -503,6 +508,7 @@ class TokenCountTest(UnearnedTestCase):
 # -- the proxy ------------------------------------------------------------------------------
 
 
+@pytest.mark.inprocess
 class ProxyTest(UnearnedTestCase):
     def test_the_proxy_keeps_neither_a_401_nor_a_cut_stream_and_logs_why(self) -> None:
         bad = recording_key()
@@ -546,6 +552,7 @@ class ProxyTest(UnearnedTestCase):
 # -- fixtures main wrote: check reports them, replay names them --------------------------
 
 
+@pytest.mark.inprocess
 class StoredBeforeTest(UnearnedTestCase):
     """Each file below has the shape main wrote for such an answer."""
 
@@ -699,6 +706,7 @@ with vcr_kit.client(mode="auto", fixtures_dir=sys.argv[1], base_url=sys.argv[2],
 """
 
 
+@pytest.mark.child
 class SummaryTest(UnearnedTestCase):
     def test_the_summary_says_why_nothing_was_written(self) -> None:
         bad = recording_key()

@@ -71,6 +71,7 @@ async def through_a_plain_session(base_url: str, key: str) -> list[Any]:
     return [plain[0], plain[1]["content"], plain[1]["usage"], b"".join(lines).count(b"event: ")]
 
 
+@pytest.mark.inprocess
 class AiohttpSeamTest(unittest.TestCase):
     def setUp(self) -> None:
         patch_env(self, VCR_REPORT="0")
@@ -144,6 +145,8 @@ class AiohttpSeamTest(unittest.TestCase):
         self.assertEqual(len(self.server.log), 1)
 
 
+@pytest.mark.child
+@pytest.mark.matrix
 def test_aiohttp_is_patched_only_while_a_test_runs_and_never_imported() -> None:
     script = """
 import sys

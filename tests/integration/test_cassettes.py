@@ -14,12 +14,15 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import anthropic
+import pytest
 from anthropic._models import construct_type
 from anthropic.types import Message
 
 import vcr_kit
 from tests.support.env import patch_env, start_server, temp_dir, user, vcr_environ
 from tests.support.sdk_scenarios import MODEL, WEATHER_TOOL, fixture_files, recording_key
+
+pytestmark = pytest.mark.inprocess
 
 #: 529's class (exported at the top level only since anthropic 1.0).
 OVERLOADED = anthropic._exceptions.OverloadedError

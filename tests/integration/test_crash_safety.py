@@ -21,8 +21,12 @@ import time
 import unittest
 from pathlib import Path
 
+import pytest
+
 from tests.support.env import patch_env, temp_dir
 from tests.support.helpers_fixture_worker import FIRST_WRITE, READY, expected_document
+
+pytestmark = pytest.mark.load
 
 WORKER = Path(__file__).resolve().parents[1] / "support" / "helpers_fixture_worker.py"
 KILLS = 40

@@ -13,7 +13,11 @@ import sys
 import unittest
 from pathlib import Path
 
+import pytest
+
 from tests.support.env import offline_prefix, run_captured
+
+pytestmark = [pytest.mark.child, pytest.mark.matrix]
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures"

@@ -17,8 +17,12 @@ import threading
 import unittest
 from typing import Any
 
+import pytest
+
 import vcr_kit
 from tests.support.env import patch_env, start_server, temp_dir
+
+pytestmark = pytest.mark.inprocess
 
 
 def run_case(case: type[unittest.TestCase]) -> unittest.TestResult:

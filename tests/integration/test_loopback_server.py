@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
+import pytest
 from anthropic import Stream
 from anthropic.types import Message, MessageParam, RawMessageStreamEvent, ToolParam
 
@@ -108,6 +109,7 @@ class SyncClientTestCase(ServerTestCase):
         return stream
 
 
+@pytest.mark.inprocess
 class MessagesTest(SyncClientTestCase):
     def test_create_echoes_the_last_user_text(self) -> None:
         message = self.create("hello there")
@@ -266,6 +268,7 @@ class MessagesTest(SyncClientTestCase):
         self.assertEqual(self.server.log, [])
 
 
+@pytest.mark.inprocess
 class ErrorTest(SyncClientTestCase):
     def test_error_triggers_raise_typed_errors(self) -> None:
         cases: list[tuple[int, type[anthropic.APIStatusError], str]] = [
@@ -329,6 +332,7 @@ class ErrorTest(SyncClientTestCase):
         )
 
 
+@pytest.mark.inprocess
 class StreamingTest(SyncClientTestCase):
     def test_create_stream_yields_events_in_api_order(self) -> None:
         with self.create_stream("hello there") as stream:
@@ -395,6 +399,7 @@ class StreamingTest(SyncClientTestCase):
         self.assertEqual("".join(pieces), "Echo: a somewhat longer sentence to split")
 
 
+@pytest.mark.inprocess
 class AsyncClientTest(unittest.IsolatedAsyncioTestCase):
     def setUp(self) -> None:
         self.server = LoopbackServer().start()
@@ -431,6 +436,7 @@ class AsyncClientTest(unittest.IsolatedAsyncioTestCase):
         self.assertEqual(dump(final), dump(plain))
 
 
+@pytest.mark.inprocess
 class WireTest(ServerTestCase):
     """What the SDK hides: raw status codes, chunking, keep-alive."""
 
@@ -582,6 +588,7 @@ class WireTest(ServerTestCase):
         return head.decode().lower(), chunks
 
 
+@pytest.mark.child
 class CommandLineTest(unittest.TestCase):
     def test_main_serves_in_the_foreground_until_sigterm(self) -> None:
         temp = tempfile.TemporaryDirectory()

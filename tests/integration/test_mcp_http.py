@@ -24,8 +24,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import pytest
+
 from tests.support.env import environ_without_vcr, offline_prefix, temp_dir
 from tests.support.mcp_http_server import McpHttpServer
+
+pytestmark = pytest.mark.child
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "sk-ant-api03-" + "Q" * 80 + "-AAAAAAAA"

@@ -18,10 +18,14 @@ import unittest
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.support.env import patch_env, run_spawned, temp_dir
 from tests.support.helpers_fixture_worker import PARALLEL_INPUT, process_worker
 from vcr_kit import fixture
 from vcr_kit._store.files import LOCK_FOLDER
+
+pytestmark = pytest.mark.child
 
 INPUT = PARALLEL_INPUT
 PROCESSES = 6

@@ -15,6 +15,8 @@ import textwrap
 import unittest
 from pathlib import Path
 
+import pytest
+
 from tests.support.env import (
     environ_without_vcr,
     offline_prefix,
@@ -22,6 +24,8 @@ from tests.support.env import (
     start_server,
     temp_dir,
 )
+
+pytestmark = pytest.mark.child
 
 KEY = "sk-ant-test-" + "p" * 32
 

@@ -10,8 +10,12 @@ import textwrap
 import unittest
 from pathlib import Path
 
+import pytest
+
 from tests.support.env import run_captured
 from tests.support.loopback_server import LoopbackServer
+
+pytestmark = pytest.mark.child
 
 TESTS = textwrap.dedent(
     """

@@ -6,6 +6,10 @@ import doctest
 import unittest
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.inprocess
+
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 

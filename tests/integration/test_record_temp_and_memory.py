@@ -14,9 +14,13 @@ import unittest
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import vcr_kit
 from vcr_kit._core import ids as _ids
 from vcr_kit._core.httplib import sdk_library
+
+pytestmark = pytest.mark.inprocess
 
 #: The SDK's HTTP library: httpx2 from anthropic 1.0 on, httpx before.
 http = sdk_library()

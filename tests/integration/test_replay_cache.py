@@ -17,10 +17,14 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+import pytest
+
 from tests.support.env import patch_env, temp_dir, working_dir
 from tests.support.loopback_server import LoopbackServer
 from vcr_kit import client
 from vcr_kit.errors import FixtureCorruptError, FixtureMissingError
+
+pytestmark = pytest.mark.inprocess
 
 MODEL = "claude-opus-4-7"
 

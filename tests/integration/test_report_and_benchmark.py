@@ -8,6 +8,8 @@ import sys
 import unittest
 from pathlib import Path
 
+import pytest
+
 from tests.support.env import environ_without_vcr, patch_env, run_captured, temp_dir
 from vcr_kit._ledger import journal as _journal
 from vcr_kit._ledger import summary as _report
@@ -15,6 +17,7 @@ from vcr_kit._ledger import summary as _report
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.inprocess
 class SummaryTest(unittest.TestCase):
     def summary_printed(self) -> str:
         err = io.StringIO()
@@ -44,6 +47,7 @@ class SummaryTest(unittest.TestCase):
         self.assertIn(f"{folder}/ (1 files)", line)
 
 
+@pytest.mark.child
 class BenchmarkTest(unittest.TestCase):
     def test_the_benchmark_prints_one_ratio_per_folder_size(self) -> None:
         env = environ_without_vcr()

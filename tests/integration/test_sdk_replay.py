@@ -19,6 +19,8 @@ import unittest
 from pathlib import Path
 from typing import Any, ClassVar
 
+import pytest
+
 from tests.support.env import environ_without_vcr, offline_prefix, run_captured, vcr_environ
 from tests.support.loopback_server import LoggedRequest, LoopbackServer
 from tests.support.sdk_scenarios import (
@@ -85,6 +87,8 @@ def load_fixture(data: bytes) -> Any:
     return json.loads(data)
 
 
+@pytest.mark.child
+@pytest.mark.matrix
 class RoundTrip:
     """Mixin: one record/re-record/replay cycle per style, in ``setUpClass``."""
 
@@ -296,6 +300,8 @@ class RoundTrip:
             self.assertEqual(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", data.decode())
 
 
+@pytest.mark.child
+@pytest.mark.matrix
 class ClientRoundTripTest(RoundTrip, unittest.TestCase):
     style = "client"
     expected_classes: ClassVar[dict[str, dict[str, str]]] = {
@@ -362,6 +368,8 @@ class ClientRoundTripTest(RoundTrip, unittest.TestCase):
         )
 
 
+@pytest.mark.child
+@pytest.mark.matrix
 class CassetteRoundTripTest(RoundTrip, unittest.TestCase):
     style = "cassette"
     expected_classes: ClassVar[dict[str, dict[str, str]]] = {
@@ -409,6 +417,7 @@ def sdk_neutral(value: Any) -> Any:
     return value
 
 
+@pytest.mark.inprocess
 class CommittedFixturesTest(unittest.TestCase):
     """The fixtures in the repository replay offline to the observations in tests/support/expected,
     under every supported SDK release (recorded under 2.x)."""

@@ -14,6 +14,7 @@ import urllib.request
 from typing import Any
 
 import anthropic
+import pytest
 
 import vcr_kit
 from tests.support.env import patch_env, start_server, temp_dir
@@ -21,6 +22,8 @@ from vcr_kit._core.httplib import sdk_library
 from vcr_kit._ledger import journal as _journal
 from vcr_kit._seams import intercept as _intercept
 from vcr_kit._seams.hosts import HostSet, anthropic_hosts, parse_host
+
+pytestmark = pytest.mark.inprocess
 
 MODEL = "claude-opus-4-7"
 KEY = "sk-ant-test-" + "s" * 32

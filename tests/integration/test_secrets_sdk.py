@@ -13,10 +13,13 @@ import unittest
 from pathlib import Path
 
 import anthropic
+import pytest
 
 import vcr_kit
 from tests.support.env import patch_env, start_server, temp_dir, user
 from tests.support.sdk_scenarios import MODEL, WEATHER_TOOL, fixture_files, recording_key, sent_key
+
+pytestmark = pytest.mark.inprocess
 
 SECRET_PROMPT = "Tell me a secret [[secret]]"
 LEAKED = "sk-ant-api03-" + "A" * 36  # what the server's [[secret]] answer contains

@@ -13,11 +13,14 @@ import unittest
 from typing import Any
 
 import anthropic
+import pytest
 
 import vcr_kit
 from tests.support.env import patch_env, start_server, temp_dir
 from vcr_kit._ledger.journal import Event
 from vcr_kit._seams import intercept as _intercept
+
+pytestmark = pytest.mark.inprocess
 
 MODEL = "claude-opus-4-7"
 KEY = "sk-ant-test-" + "k" * 32

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
+import pytest
 
 import vcr_kit
 from tests.support.env import patch_env, reordered, run_spawned, start_server, temp_dir
@@ -93,6 +94,7 @@ class ServerTestCase(EnvTestCase):
 # -- keys ---------------------------------------------------------------------------------
 
 
+@pytest.mark.inprocess
 class RequestKeyTest(unittest.TestCase):
     def test_key_ignores_key_order_whitespace_headers_and_host(self) -> None:
         first = raw_request(
@@ -158,6 +160,7 @@ class RequestKeyTest(unittest.TestCase):
 # -- the client against the server -----------------------------------------------------------
 
 
+@pytest.mark.inprocess
 class ClientKeyTest(ServerTestCase):
     def test_reordered_body_replays_the_recorded_fixture(self) -> None:
         transport = vcr_kit.VCRTransport(mode="auto", fixtures_dir=self.fixtures)
@@ -246,6 +249,7 @@ class ClientKeyTest(ServerTestCase):
             self.assertLessEqual(set(stored["response"]["headers"]), {"content-type", "request-id"})
 
 
+@pytest.mark.inprocess
 class MissTest(ServerTestCase):
     def test_replay_miss_raises_fixture_missing_error_at_once(self) -> None:
         client = self.client(mode="replay")
@@ -307,6 +311,7 @@ class MissTest(ServerTestCase):
         self.assertEqual(self.server.log, [])
 
 
+@pytest.mark.inprocess
 class CorruptFixtureTest(ServerTestCase):
     def write(self, body: Any, data: bytes) -> Path:
         path = fixture_path(self.fixtures, body)
@@ -347,6 +352,7 @@ class CorruptFixtureTest(ServerTestCase):
         )
 
 
+@pytest.mark.inprocess
 class AsyncMissTest(unittest.IsolatedAsyncioTestCase):
     def setUp(self) -> None:
         patch_env(self)
@@ -386,6 +392,7 @@ class AsyncMissTest(unittest.IsolatedAsyncioTestCase):
         self.assertEqual(self.server.log, [])
 
 
+@pytest.mark.inprocess
 class ModeTest(ServerTestCase):
     def test_mode_off_passes_through_and_writes_nothing(self) -> None:
         client = self.client(mode="off")
@@ -425,6 +432,7 @@ class ModeTest(ServerTestCase):
 # -- what a stored response keeps -----------------------------------------------------------
 
 
+@pytest.mark.inprocess
 class StoredResponseTest(unittest.TestCase):
     def test_stored_response_keeps_no_retry_after(self) -> None:
         request = raw_request(BODY)
@@ -493,6 +501,7 @@ def record_in_child(
         results.put((started, time.monotonic(), message.content[0].text, message.id))
 
 
+@pytest.mark.child
 class ParallelRecordingTest(ServerTestCase):
     def test_same_request_from_four_processes_reaches_the_api_once(self) -> None:
         answers, exit_codes = run_spawned(

@@ -10,6 +10,7 @@ import string
 import unittest
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,6 +23,8 @@ from vcr_kit._core.answer_verdict import (
     compare_answers,
     compare_documents,
 )
+
+pytestmark = pytest.mark.inprocess
 
 _WORDS = st.text(alphabet=string.ascii_letters + " .,!", min_size=1, max_size=40)
 _KEYS = st.text(alphabet=string.ascii_lowercase, min_size=1, max_size=8)

@@ -16,6 +16,8 @@ import sys
 import unittest
 from pathlib import Path
 
+import pytest
+
 from tests.support.env import temp_dir
 from vcr_kit._cli._render import VIEWS
 from vcr_kit._core.kinds import KINDS
@@ -92,6 +94,7 @@ def import_graph() -> dict[str, set[str]]:
     return graph
 
 
+@pytest.mark.child
 class LayersContractTest(unittest.TestCase):
     def lint_with(self, module: str, line: str) -> subprocess.CompletedProcess[str]:
         """``lint-imports`` over a copy of the package in which ``module`` (a path below
@@ -120,6 +123,7 @@ class LayersContractTest(unittest.TestCase):
         self.assertIn("vcr_kit._store.files -> vcr_kit._ledger.runs", done.stdout)
 
 
+@pytest.mark.inprocess
 class ImportRulesTest(unittest.TestCase):
     def test_no_import_circles(self) -> None:
         graph = import_graph()
@@ -164,6 +168,7 @@ class ImportRulesTest(unittest.TestCase):
         self.assertEqual(readers, set(ENVIRONMENT_READERS))
 
 
+@pytest.mark.inprocess
 class KindRegistryTest(unittest.TestCase):
     def test_every_cassette_kind_is_a_registered_kind(self) -> None:
         for cassette in (Recording, MessageCassette, StreamingCassette, TokenCountCassette):

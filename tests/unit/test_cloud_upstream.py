@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 import unittest
 
+import pytest
+
 from tests.support.cloud_server import (
     FOUNDRY_KEY,
     GOOGLE_TOKEN,
@@ -41,6 +43,7 @@ def cleared_but(**values: str) -> dict[str, str]:
     return {**CLEARED, **values}
 
 
+@pytest.mark.clouds
 class VertexUpstreamTest(unittest.TestCase):
     def setUp(self) -> None:
         if not installed("google.auth"):  # anthropic[vertex] brings it
@@ -88,6 +91,7 @@ class VertexUpstreamTest(unittest.TestCase):
         )
 
 
+@pytest.mark.inprocess
 class FoundryUpstreamTest(unittest.TestCase):
     def test_the_resources_own_host_with_the_machines_key(self) -> None:
         resource = {"ANTHROPIC_FOUNDRY_RESOURCE": "my-res"}
@@ -117,6 +121,7 @@ class FoundryUpstreamTest(unittest.TestCase):
         )
 
 
+@pytest.mark.inprocess
 class ServesTest(unittest.TestCase):
     def test_the_cloud_paths_and_no_other(self) -> None:
         served = [
@@ -131,6 +136,7 @@ class ServesTest(unittest.TestCase):
         self.assertEqual([p for p in not_served if CloudUpstreams.serves(p)], [])
 
 
+@pytest.mark.inprocess
 class WithoutGoogleAuthTest(unittest.TestCase):
     """Where google-auth is not installed (the default tox envs), recording a Vertex
     request says what to install."""

@@ -8,11 +8,15 @@ import unittest
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from vcr_kit._core import ids as _ids
 from vcr_kit._core.http_request import request_key
 from vcr_kit._core.httplib import sdk_library
 from vcr_kit._core.keys import http_name
 from vcr_kit.dehydrate import hydrate_json
+
+pytestmark = pytest.mark.inprocess
 
 ROOT = Path(__file__).resolve().parents[2]
 HTTP_FIXTURES = sorted(

@@ -11,6 +11,8 @@ import textwrap
 import unittest
 from pathlib import Path
 
+import pytest
+
 from tests.support.env import environ_without_vcr, patch_env, temp_dir, working_dir
 from vcr_kit import ConfigError, Mode
 from vcr_kit._core.config import activated, is_active, load_settings, project_root
@@ -20,6 +22,7 @@ def mode_message(source: str, value: str) -> str:
     return f"{source}={value!r} is not a mode vcr_kit knows; use one of: auto, replay, record, off."
 
 
+@pytest.mark.inprocess
 class ModeTest(unittest.TestCase):
     def setUp(self) -> None:
         patch_env(self)
@@ -110,6 +113,7 @@ class ModeTest(unittest.TestCase):
         )
 
 
+@pytest.mark.inprocess
 class FixturesDirTest(unittest.TestCase):
     def setUp(self) -> None:
         patch_env(self)
@@ -160,6 +164,7 @@ class FixturesDirTest(unittest.TestCase):
         self.assertEqual(project_root(self.root / "packages"), self.root)
 
 
+@pytest.mark.inprocess
 class ActivationTest(unittest.TestCase):
     def setUp(self) -> None:
         patch_env(self)
@@ -221,6 +226,7 @@ DOTENV_PROBE = textwrap.dedent(
 )
 
 
+@pytest.mark.child
 class DotenvTest(unittest.TestCase):
     """``.env`` is loaded once per process, so each case runs in its own interpreter."""
 

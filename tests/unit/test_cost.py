@@ -8,6 +8,7 @@ import unittest
 import warnings
 from unittest import mock
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -16,6 +17,8 @@ from tests.support.env import patch_env, temp_dir
 from tests.support.loopback_server import LoopbackServer
 from vcr_kit._ledger import cost as _cost
 from vcr_kit._ledger import prices as _prices
+
+pytestmark = pytest.mark.inprocess
 
 MODEL = "claude-opus-4-7"
 KEY = "sk-ant-test-" + "c" * 32

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from typing import Any
 from unittest import mock
 
+import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -40,6 +41,8 @@ from vcr_kit.dehydrate import (
     user_rules,
 )
 from vcr_kit.errors import ConfigError
+
+pytestmark = pytest.mark.inprocess
 
 
 @contextmanager

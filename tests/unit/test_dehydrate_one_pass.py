@@ -13,6 +13,7 @@ import tempfile
 import unittest
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -27,6 +28,8 @@ from vcr_kit.dehydrate import (
     fewest_literals,
     json_text_may_change,
 )
+
+pytestmark = pytest.mark.inprocess
 
 POSIX = {"cwd": "/home/dev/proj", "config_home": "/home/dev/.claude"}
 #: Every path rule's path in these tests (home and temp folder as on a Linux machine).

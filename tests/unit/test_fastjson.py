@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -46,6 +47,7 @@ TRICKY = [
 ]
 
 
+@pytest.mark.inprocess
 @unittest.skipUnless(_fastjson.available(), "orjson is not installed")
 class FastCanonicalTest(unittest.TestCase):
     def check(self, value: Any, finite: bool = False) -> None:
@@ -95,6 +97,7 @@ class FastCanonicalTest(unittest.TestCase):
             request_key(request)
 
 
+@pytest.mark.child
 class PurePathTest(unittest.TestCase):
     def setUp(self) -> None:
         _ids.forget()

@@ -6,8 +6,12 @@ from __future__ import annotations
 import json
 import unittest
 
+import pytest
+
 from vcr_kit._core.faults import parse_spec
 from vcr_kit._engine.faults import error_answer, error_event, sse_events
+
+pytestmark = pytest.mark.inprocess
 
 
 def _answer(spec: str) -> tuple[int, dict[str, str], dict[str, object]]:

@@ -7,6 +7,7 @@ import os
 import unittest
 from unittest import mock
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -25,6 +26,8 @@ from vcr_kit._core.faults import (
     render_spec,
 )
 from vcr_kit.errors import ConfigError
+
+pytestmark = pytest.mark.inprocess
 
 _TAIL = (
     ". A fault spec is a comma-separated list of NAME, NAME:ARG, NAME*N or NAME@FILTER "

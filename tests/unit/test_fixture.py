@@ -14,6 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.support.env import (
     entries,
     environ_without_vcr,
@@ -64,6 +66,7 @@ class FixtureTestCase(unittest.TestCase):
         return fixture(value, "answer", mode=mode, fixtures_dir=self.dir)
 
 
+@pytest.mark.inprocess
 class ModesTest(FixtureTestCase):
     def test_auto_records_then_replays(self) -> None:
         fn = Counter({"answer": 4, "words": ["four"]})
@@ -265,6 +268,7 @@ class ModesTest(FixtureTestCase):
             self.assertEqual(again.path, made.path)
 
 
+@pytest.mark.inprocess
 class FileContentTest(FixtureTestCase):
     def test_file_layout(self) -> None:
         cwd = os.getcwd()
@@ -325,6 +329,7 @@ class FileContentTest(FixtureTestCase):
         self.assertNotEqual(self.expected_path.read_bytes(), first)
 
 
+@pytest.mark.inprocess
 class CorruptTest(FixtureTestCase):
     ROWS = (
         (
@@ -384,6 +389,7 @@ class CorruptTest(FixtureTestCase):
                 self.assertEqual(self.make("replay").play(Counter("unused")), {"fresh": label})
 
 
+@pytest.mark.inprocess
 class UnreplayableTest(FixtureTestCase):
     def test_a_fixture_without_a_response_is_corrupt_and_counts_nothing(self) -> None:
         self.dir.mkdir()
@@ -408,6 +414,7 @@ class UnreplayableTest(FixtureTestCase):
         self.assertFalse(self.dir.exists())
 
 
+@pytest.mark.inprocess
 class ValueErrorTest(FixtureTestCase):
     def test_not_json_able_results(self) -> None:
         rows = [
@@ -437,6 +444,7 @@ class ValueErrorTest(FixtureTestCase):
                 self.assertEqual(entries(self.dir), [])
 
 
+@pytest.mark.child
 class WriteErrorTest(FixtureTestCase):
     def test_folder_under_a_regular_file(self) -> None:
         blocker = self.tmp / "a-file"
@@ -529,6 +537,7 @@ class WriteErrorTest(FixtureTestCase):
         self.assertEqual(os.listdir(without_locks), [])
 
 
+@pytest.mark.inprocess
 class SecretTest(FixtureTestCase):
     def leak_message(self, what: str, where: str) -> str:
         allow = (
@@ -577,6 +586,7 @@ class SecretTest(FixtureTestCase):
         self.assertTrue(self.expected_path.exists())
 
 
+@pytest.mark.inprocess
 class AsyncFixtureTest(unittest.IsolatedAsyncioTestCase):
     def setUp(self) -> None:
         patch_env(self)

@@ -7,8 +7,12 @@ import os
 import unittest
 from pathlib import Path
 
+import pytest
+
 from tests.support.env import temp_dir
 from vcr_kit._store.cache import MAX_CACHED_BYTES, MAX_CACHED_FILES, cached_fixture
+
+pytestmark = pytest.mark.inprocess
 
 
 def write_fixture(path: Path, text: str = "an answer") -> None:

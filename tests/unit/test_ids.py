@@ -6,10 +6,13 @@ import json
 import re
 import unittest
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from vcr_kit._core import ids as _ids
+
+pytestmark = pytest.mark.inprocess
 
 LIVE_MSG = "msg_01AbCdEfGhIjKlMnOpQrStUv"
 LIVE_TOOL = "toolu_01AbCdEfGhIjKlMnOpQrStUv"

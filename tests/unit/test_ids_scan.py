@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 import unittest
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vcr_kit._core import ids as _ids
+
+pytestmark = pytest.mark.inprocess
 
 STORED = json.dumps(
     {

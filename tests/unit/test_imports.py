@@ -7,7 +7,11 @@ import sys
 import unittest
 from pathlib import Path
 
+import pytest
+
 from tests.support.env import environ_without_vcr, temp_dir
+
+pytestmark = [pytest.mark.child, pytest.mark.matrix]
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -6,7 +6,11 @@ from __future__ import annotations
 import unittest
 from pathlib import Path
 
+import pytest
+
 from vcr_kit._ledger.journal import folder_of
+
+pytestmark = pytest.mark.inprocess
 
 
 class FolderOfTest(unittest.TestCase):

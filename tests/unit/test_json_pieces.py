@@ -13,12 +13,15 @@ import unittest
 from typing import Any
 from unittest import mock
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vcr_kit._core import json_pieces
 from vcr_kit._core.json_pieces import Unusual, write_json
 from vcr_kit._store.files import serialize_document
+
+pytestmark = pytest.mark.inprocess
 
 texts = st.text(
     st.characters(codec="utf-8") | st.sampled_from(['"', "\\", "\n", "\x00", "\u2028", "é"]),

@@ -14,6 +14,7 @@ import tempfile
 import unittest
 from typing import Any
 
+import pytest
 from anthropic.types import Message, TextBlock, Usage
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -29,6 +30,8 @@ from vcr_kit._core.keys import (
     validate_name,
 )
 from vcr_kit.dehydrate import cwd_slug
+
+pytestmark = pytest.mark.inprocess
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\.json$")
 PROPERTY_SETTINGS = settings(deadline=None, max_examples=150)

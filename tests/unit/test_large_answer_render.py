@@ -12,10 +12,14 @@ import tracemalloc
 import unittest
 from typing import Any
 
+import pytest
+
 from tests.unit.test_ids_bytes import by_first_appearance
 from vcr_kit._core import ids as _ids
 from vcr_kit._core.httplib import sdk_library
 from vcr_kit._engine.http_codec import rebuild_large_response, rebuild_response
+
+pytestmark = pytest.mark.inprocess
 
 #: The SDK's HTTP library: httpx2 from anthropic 1.0 on, httpx before.
 http = sdk_library()

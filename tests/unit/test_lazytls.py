@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
+import pytest
 
 from tests.support.env import patch_env, temp_dir
 from vcr_kit._core.httplib import sdk_library
@@ -134,6 +135,8 @@ def find_in_chain(error: BaseException, kind: type[BaseException]) -> BaseExcept
     return None
 
 
+@pytest.mark.child
+@pytest.mark.matrix
 @unittest.skipUnless(shutil.which("openssl"), "needs the openssl command")
 class LazyTlsTest(unittest.TestCase):
     def setUp(self) -> None:
@@ -227,6 +230,7 @@ class LazyTlsTest(unittest.TestCase):
         self.assertEqual(self.server.hits, 1)  # type: ignore[attr-defined]
 
 
+@pytest.mark.inprocess
 class LazyLifecycleTest(unittest.TestCase):
     def setUp(self) -> None:
         patch_env(self, VCR_REPORT="0")

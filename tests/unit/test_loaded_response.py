@@ -9,10 +9,14 @@ import types
 import unittest
 from typing import Any
 
+import pytest
+
 from vcr_kit._core.httplib import sdk_library
 from vcr_kit._engine import loaded_response as module
 from vcr_kit._engine.http_codec import head_of, response_of
 from vcr_kit._engine.loaded_response import loaded_response
+
+pytestmark = pytest.mark.inprocess
 
 http: Any = sdk_library()  # httpx2, or httpx under anthropic 0.x
 

@@ -6,7 +6,11 @@ import threading
 import unittest
 from collections.abc import Callable
 
+import pytest
+
 from vcr_kit._seams.made_once import made_once
+
+pytestmark = pytest.mark.inprocess
 
 
 def wrapper_of(function: Callable[[], int], label: str) -> Callable[[], str]:

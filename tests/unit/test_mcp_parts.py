@@ -7,12 +7,15 @@ import json
 import unittest
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from vcr_kit._cli.mcp_http import default_name, parse_header
 from vcr_kit._mcp.fixtures import request_key
 from vcr_kit._mcp.upstream import sse_messages
+
+pytestmark = pytest.mark.inprocess
 
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(),

@@ -5,8 +5,12 @@ from __future__ import annotations
 import unittest
 from pathlib import Path
 
+import pytest
+
 import vcr_kit
 from tests.support.env import patch_env, temp_dir
+
+pytestmark = pytest.mark.inprocess
 
 ADVICE = "Re-run the tests with VCR_RECORD=1, then commit the result."
 

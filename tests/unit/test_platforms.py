@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import unittest
 
+import pytest
+
 from tests.support.env import patch_env
 from vcr_kit._core.platforms import platform_of, platform_of_host
 from vcr_kit._ledger.prices import base_model_id
 from vcr_kit._seams.hosts import anthropic_hosts, cloud_platform
+
+pytestmark = pytest.mark.inprocess
 
 
 class PlatformHostsTest(unittest.TestCase):

@@ -14,6 +14,7 @@ import threading
 import unittest
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -28,6 +29,8 @@ from vcr_kit._core.http_request import (
 )
 from vcr_kit._core.httplib import sdk_library
 from vcr_kit._core.keys import canonical_json
+
+pytestmark = pytest.mark.inprocess
 
 http: Any = sdk_library()
 

@@ -6,12 +6,15 @@ from __future__ import annotations
 import unittest
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.support.env import temp_dir
 from vcr_kit._integrations.run_scope import Scope, judge_pytest_args, judge_unittest_argv
 from vcr_kit._ledger.run_records import Record, judge
+
+pytestmark = pytest.mark.inprocess
 
 HARMLESS = [
     ["-q"], ["-vv"], ["-p", "no:cacheprovider"], ["--tb=short"], ["--tb", "line"], ["-rA"],

@@ -13,11 +13,14 @@ import unittest
 from collections.abc import Iterator
 from unittest import mock
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vcr_kit._store import secret_shapes
 from vcr_kit._store.secret_shapes import SHAPES, Hit, find_hit
+
+pytestmark = pytest.mark.inprocess
 
 _MASK = bytes(
     ord("a") if c in secret_shapes._BASE64_LETTERS else ord("=") if c == ord("=") else ord(" ")

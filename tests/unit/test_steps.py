@@ -7,7 +7,11 @@ import unittest
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from vcr_kit._engine.steps import Pause, Steps, once, run_awaiting, run_blocking
+
+pytestmark = pytest.mark.inprocess
 
 
 def sync_thunk(value: Any) -> Callable[[], Any]:

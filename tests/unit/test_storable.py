@@ -7,6 +7,7 @@ from __future__ import annotations
 import unittest
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -14,6 +15,8 @@ from vcr_kit._core.httplib import sdk_library
 from vcr_kit._core.schema import problems
 from vcr_kit._core.storable import answer_refusal, status_refusal, stream_refusal
 from vcr_kit._engine.http_codec import store_response
+
+pytestmark = pytest.mark.inprocess
 
 http = sdk_library()  # httpx2, or httpx under anthropic 0.x
 UNEARNED = {401, 402, 403, 408, 409, 429}

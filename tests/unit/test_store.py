@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+import pytest
+
 from tests.support.env import entries, patch_env, temp_dir, working_dir
 from vcr_kit import (
     ConfigError,
@@ -43,6 +45,8 @@ from vcr_kit._store.files import (
 )
 from vcr_kit._store.locks import lock_for
 from vcr_kit._store.secrets import scan_for_secrets
+
+pytestmark = pytest.mark.inprocess
 
 ADVICE = "Delete it, or re-record it with VCR_MODE=record."
 KEY_SHAPED = "sk-ant-api03-" + "Ab3_-" * 8  # 40 characters after the prefix

@@ -9,12 +9,15 @@ import unittest
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import vcr_kit
 from tests.support.env import vcr_environ
 from vcr_kit._core.schema import misnamed, nested_deeper_than, stored_name
+
+pytestmark = pytest.mark.inprocess
 
 json_values = st.recursive(
     st.none()

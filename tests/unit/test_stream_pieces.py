@@ -8,6 +8,7 @@ import json
 import unittest
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -15,6 +16,8 @@ from tests.support.env import patch_env, temp_dir, working_dir
 from vcr_kit._core.httplib import sdk_library
 from vcr_kit._engine.http_codec import parse_sse, rebuild_response, render_sse, store_response
 from vcr_kit._engine.stream_pieces import PIECES, join_pieces, split_pieces
+
+pytestmark = pytest.mark.inprocess
 
 
 def delta(index: int, piece: str, kind: str = "input_json_delta") -> dict[str, Any]:

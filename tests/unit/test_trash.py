@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import unittest
 
+import pytest
+
 from tests.support.env import temp_dir
 from vcr_kit._store import trash
+
+pytestmark = pytest.mark.inprocess
 
 
 class TrashTest(unittest.TestCase):
