@@ -712,13 +712,14 @@ def hydrate_json(
 ) -> Any:
     """``hydrate`` every string inside a JSON value."""
     active = tuple(_active_rules(rules))
-    resolved: list[Paths] = []  # resolved on the first placeholder: most replays have none
+    resolved: Paths | None = None  # resolved on the first placeholder: most replays have none
 
     def hydrate_one(s: str) -> str:
+        nonlocal resolved
         if "[" not in s:
             return s
-        if not resolved:
-            resolved.append(_resolve_paths(active, cwd, config_home))
-        return _hydrate_with(s, active, resolved[0])
+        if resolved is None:
+            resolved = _resolve_paths(active, cwd, config_home)
+        return _hydrate_with(s, active, resolved)
 
     return map_strings(value, hydrate_one)
