@@ -318,9 +318,8 @@ def activated(
     ``root`` is the test's project (its fixtures folder is found from there)."""
     if mode is not None:
         parse_mode(mode, "vcr_mode")  # fail at the start of the test, not at the first call
-    defaults: _TestDefaults = (
-        mode, None if fixtures_dir is None else os.fspath(fixtures_dir), root
-    )
+    folder = None if fixtures_dir is None else os.fspath(fixtures_dir)
+    defaults: _TestDefaults = (mode, folder, root)
     with CONFIG.lock:
         CONFIG.active_tests += 1
         CONFIG.test_defaults.append(defaults)
