@@ -8,10 +8,10 @@ this machine's values back when a fixture is replayed.
 
 The rules are data (``DEFAULT_RULES``); users add their own with
 ``add_rule(Rule(...))`` or pass ``rules=`` to a call. Everything here is a plain
-function on strings and JSON values: no disk, no global state but the user rule
-list. Every public function takes the same keyword-only options (``cwd``,
-``config_home``, ``rules``), spelled out in each signature so that each one reads
-whole in ``help()``.
+function on strings and JSON values: no disk, no global state but the rules chosen
+(``RULE_STATE``: those added, those turned off). Every public function takes the same
+keyword-only options (``cwd``, ``config_home``, ``rules``), spelled out in each
+signature so that each one reads whole in ``help()``.
 """
 
 from __future__ import annotations
@@ -350,26 +350,55 @@ TOKEN_COUNT_RULES: Final[tuple[Rule, ...]] = (
     Rule("timestamp", _TIMESTAMP, "[TIMESTAMP]", ":"),
 )
 
-_user_rules: list[AnyRule] = []
-#: Names of rules turned off (``disable_rule``, or ``VCR_DISABLE_RULES`` through settings).
-_disabled: set[str] = set()
-_disabled_by_environment: set[str] = set()
+RulesInForce = tuple[tuple[AnyRule, ...], tuple[tuple[str, str], ...]]
 
+
+class RuleState:
+    """The rules chosen for this process beyond the defaults: those added, those turned
+    off, and the last ``rules_in_force`` of the default rules."""
+
+    __slots__ = ("default_in_force", "disabled", "disabled_by_environment", "user_rules")
+
+    #: Added with ``add_rule``, applied after the defaults.
+    user_rules: list[AnyRule]
+    #: Names of rules turned off with ``disable_rule``.
+    disabled: set[str]
+    #: Names of rules ``VCR_DISABLE_RULES`` turns off (set by the settings).
+    disabled_by_environment: set[str]
+    #: What the default rules' paths came from (cwd, ``$HOME``, ``$CLAUDE_CONFIG_DIR``,
+    #: ``tempfile.tempdir``) and the ``rules_in_force`` made from them; None until asked.
+    default_in_force: tuple[tuple[str | None, ...], RulesInForce] | None
+
+    def __init__(self) -> None:
+        self.user_rules = []
+        self.disabled = set()
+        self.disabled_by_environment = set()
+        self.default_in_force = None
+
+    def reset(self) -> None:
+        """The default rules only, all on (vcr_kit's own tests start from here)."""
+        self.user_rules.clear()
+        self.disabled.clear()
+        self.disabled_by_environment.clear()
+        self.default_in_force = None
+
+
+RULE_STATE: Final = RuleState()
 
 def add_rule(rule: AnyRule) -> None:
     """Add a rule that every later ``dehydrate``/``hydrate`` applies after the defaults."""
     if not isinstance(rule, (Rule, WholeStringRule, PathRule)):
         raise TypeError(f"add_rule() takes a Rule, WholeStringRule or PathRule, not {rule!r}")
-    _user_rules.append(rule)
+    RULE_STATE.user_rules.append(rule)
 
 
 def clear_rules() -> None:
     """Remove every rule added with ``add_rule``."""
-    _user_rules.clear()
+    RULE_STATE.user_rules.clear()
 
 
 def user_rules() -> tuple[AnyRule, ...]:
-    return tuple(_user_rules)
+    return tuple(RULE_STATE.user_rules)
 
 
 def disable_rule(name: str) -> None:
@@ -377,7 +406,7 @@ def disable_rule(name: str) -> None:
     ``dehydrate``/``hydrate``; ``enable_rule(name)`` turns it back on. Fixtures keyed
     with it on need ``vcr_kit rekey`` (or a re-record) to be found again."""
     _check_rule_name(name, "disable_rule()")
-    _disabled.add(name)
+    RULE_STATE.disabled.add(name)
 
 
 def disable_rules_from_environment(names: Iterable[str]) -> None:
@@ -387,12 +416,12 @@ def disable_rules_from_environment(names: Iterable[str]) -> None:
     names = tuple(names)
     for name in names:
         _check_rule_name(name, "VCR_DISABLE_RULES")
-    _disabled_by_environment.clear()
-    _disabled_by_environment.update(names)
+    RULE_STATE.disabled_by_environment.clear()
+    RULE_STATE.disabled_by_environment.update(names)
 
 
 def _check_rule_name(name: str, source: str) -> None:
-    known = {rule.name for rule in (*DEFAULT_RULES, *_user_rules)}
+    known = {rule.name for rule in (*DEFAULT_RULES, *RULE_STATE.user_rules)}
     if name not in known:
         raise ValueError(
             f"{source}: no rule is named {name!r}; the rules are: {', '.join(sorted(known))}"
@@ -401,22 +430,23 @@ def _check_rule_name(name: str, source: str) -> None:
 
 def enable_rule(name: str) -> None:
     """Turn back on a rule that ``disable_rule`` turned off (nothing if it is on)."""
-    _disabled.discard(name)
+    RULE_STATE.disabled.discard(name)
 
 
 def disabled_rules() -> tuple[str, ...]:
     """The names of the rules turned off (in code or by ``VCR_DISABLE_RULES``), sorted."""
-    return tuple(sorted(_disabled | _disabled_by_environment))
+    return tuple(sorted(RULE_STATE.disabled | RULE_STATE.disabled_by_environment))
 
 
 def _active_rules(rules: Sequence[AnyRule] | None) -> Iterable[AnyRule]:
     if rules is not None:
         return rules
-    if _disabled or _disabled_by_environment:
-        off = _disabled | _disabled_by_environment
-        return tuple(r for r in (*DEFAULT_RULES, *_user_rules) if r.name not in off)
-    if _user_rules:
-        return (*DEFAULT_RULES, *_user_rules)
+    state = RULE_STATE
+    if state.disabled or state.disabled_by_environment:
+        off = state.disabled | state.disabled_by_environment
+        return tuple(r for r in (*DEFAULT_RULES, *state.user_rules) if r.name not in off)
+    if state.user_rules:
+        return (*DEFAULT_RULES, *state.user_rules)
     return DEFAULT_RULES
 
 
@@ -444,9 +474,6 @@ def _prepared(
     return active, _resolve_paths(active, cwd, home)
 
 
-RulesInForce = tuple[tuple[AnyRule, ...], tuple[tuple[str, str], ...]]
-#: The last ``rules_in_force`` of the default rules, and what their paths came from.
-_default_in_force: list[tuple[tuple[str | None, ...], RulesInForce]] = []
 
 
 def rules_in_force() -> RulesInForce:
@@ -467,12 +494,13 @@ def rules_in_force() -> RulesInForce:
         os.environ.get("CLAUDE_CONFIG_DIR"),
         tempfile.tempdir,
     )
-    if _default_in_force and _default_in_force[0][0] == inputs:
-        return _default_in_force[0][1]
+    kept = RULE_STATE.default_in_force
+    if kept is not None and kept[0] == inputs:
+        return kept[1]
     active, paths = _prepared(None, None, None)
     in_force = (active, tuple(paths.items()))
     if tempfile.tempdir == inputs[3]:  # not chosen by this very call (then key on it next)
-        _default_in_force[:] = [(inputs, in_force)]
+        RULE_STATE.default_in_force = (inputs, in_force)
     return in_force
 
 
@@ -684,13 +712,14 @@ def hydrate_json(
 ) -> Any:
     """``hydrate`` every string inside a JSON value."""
     active = tuple(_active_rules(rules))
-    resolved: list[Paths] = []  # resolved on the first placeholder: most replays have none
+    resolved: Paths | None = None  # resolved on the first placeholder: most replays have none
 
     def hydrate_one(s: str) -> str:
+        nonlocal resolved
         if "[" not in s:
             return s
-        if not resolved:
-            resolved.append(_resolve_paths(active, cwd, config_home))
-        return _hydrate_with(s, active, resolved[0])
+        if resolved is None:
+            resolved = _resolve_paths(active, cwd, config_home)
+        return _hydrate_with(s, active, resolved)
 
     return map_strings(value, hydrate_one)

@@ -28,7 +28,7 @@ STORED = json.dumps(
 
 def reference(text: str) -> str:
     """The full pass that the shortcut must agree with."""
-    return _ids._QUOTED_ID.sub(lambda m: _ids._token_of_given.get(m.group(0), m.group(0)), text)
+    return _ids._QUOTED_ID.sub(lambda m: _ids.IDS.token_of_given.get(m.group(0), m.group(0)), text)
 
 
 class QuotedTokensTest(unittest.TestCase):
@@ -52,7 +52,7 @@ class QuotedTokensTest(unittest.TestCase):
             json.dumps({"previous_message_id": "msg_vcr_0@post-v1-messages-abc",
                         "tool_use_id": tool}),
         )
-        self.assertFalse(_ids._has_live_ids[0])
+        self.assertFalse(_ids.IDS.has_live_ids)
 
     @settings(max_examples=300, deadline=None)
     @given(st.data())
@@ -88,7 +88,7 @@ class QuotedTokensTest(unittest.TestCase):
 
     def test_after_a_recording_the_full_pass_runs(self) -> None:
         _ids.give_ids_text(STORED, "post-v1-messages-def", {"msg_vcr_0": "msg_01live"})
-        self.assertTrue(_ids._has_live_ids[0])
+        self.assertTrue(_ids.IDS.has_live_ids)
         self.assertEqual(_ids.quoted_tokens('"msg_01live"'), '"msg_vcr_0@post-v1-messages-def"')
         self.assertTrue(_ids.holds_quoted_ids(b'"msg_01live"'))
         self.assertFalse(_ids.holds_quoted_ids(b'"no id here"'))

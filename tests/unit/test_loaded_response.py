@@ -53,15 +53,15 @@ def state(response: Any) -> dict[str, Any]:
 
 class LoadedResponseTest(unittest.TestCase):
     def setUp(self) -> None:
-        module._agrees.clear()
-        self.addCleanup(module._agrees.clear)
+        module.LAYOUT_CHECKS.reset()
+        self.addCleanup(module.LAYOUT_CHECKS.reset)
 
     def test_the_installed_library_takes_the_direct_build_and_it_equals_the_constructors(
         self,
     ) -> None:
         sent = request()
         direct = loaded_response(http, 200, head(BODY), BODY, sent)
-        self.assertIs(module._agrees[http.__name__], True)
+        self.assertIs(module.LAYOUT_CHECKS.agrees[http.__name__], True)
         built = http.Response(200, headers=head(BODY), content=BODY, request=sent)
         self.assertEqual(state(direct), state(built))
         self.assertNotIn("_decoder", vars(direct))  # it was not read through a decoder
@@ -93,7 +93,7 @@ class LoadedResponseTest(unittest.TestCase):
         future.ByteStream = http.ByteStream  # type: ignore[attr-defined]
         sent = request()
         answer = loaded_response(future, 200, head(BODY), BODY, sent)
-        self.assertIs(module._agrees["futurehttp"], False)
+        self.assertIs(module.LAYOUT_CHECKS.agrees["futurehttp"], False)
         self.assertIsInstance(answer, ElsewhereResponse)
         self.assertEqual((answer.content, answer.is_closed, answer.json()["id"]),
                          (BODY, True, "msg_1"))

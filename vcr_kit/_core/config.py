@@ -29,7 +29,9 @@ from .faults import Spec, parse_spec
 from .platforms import BASE_URL_VARIABLES
 
 __all__ = [
+    "CONFIG",
     "AllowedSecrets",
+    "ConfigState",
     "Mode",
     "Settings",
     "activated",
@@ -74,18 +76,47 @@ _TRUE_WORDS: Final = frozenset({"1", "true", "yes", "on"})
 _PROJECT_MARKERS: Final = ("setup.cfg", "pyproject.toml", "setup.py", "tox.ini", ".git")
 DEFAULT_LOCK_TIMEOUT: Final = 600.0
 
-_dotenv_loaded: list[bool] = []  # a one-shot flag without a `global` statement
-_dotenv_projects: set[Path] = set()
-# How many VCRTestCase tests (or pytest-plugin tests) are running. Process-wide, not
-# a context variable: IsolatedAsyncioTestCase runs the test in a context copied when
-# the case was built, and code under test may call the API from its own threads.
-_active_tests = [0]
-_active_lock = threading.Lock()
-# The running test's options (vcr_mode, vcr_fixtures_dir) and its project root (found
-# from the test's own file): every cassette and client in the test uses them unless
-# given its own.
-_test_defaults: list[tuple[str | Mode | None, str | None, Path | None]] = []
+_TestDefaults = tuple[str | Mode | None, str | None, Path | None]
 
+
+class ConfigState:
+    """What this process's configuration remembers between calls: the tests running
+    now, with their defaults, and the ``.env`` files already loaded."""
+
+    __slots__ = ("active_tests", "dotenv_loaded", "dotenv_projects", "lock", "test_defaults")
+
+    #: How many VCRTestCase tests (or pytest-plugin tests) are running. Process-wide,
+    #: not a context variable: IsolatedAsyncioTestCase runs the test in a context
+    #: copied when the case was built, and code under test may call the API from its
+    #: own threads.
+    active_tests: int
+    #: The running tests' options (vcr_mode, vcr_fixtures_dir) and project roots (found
+    #: from each test's own file), innermost last: every cassette and client in the
+    #: test uses them unless given its own.
+    test_defaults: list[_TestDefaults]
+    #: The ``.env`` found from the cwd was loaded.
+    dotenv_loaded: bool
+    #: The projects whose root ``.env`` was looked for.
+    dotenv_projects: set[Path]
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()  # guards active_tests and test_defaults
+        self.active_tests = 0
+        self.test_defaults = []
+        self.dotenv_loaded = False
+        self.dotenv_projects = set()
+
+    def reset(self) -> None:
+        """As a new process: no test running, no ``.env`` loaded yet (a later read
+        loads it again; it never overrides a variable already set)."""
+        with self.lock:
+            self.active_tests = 0
+            self.test_defaults.clear()
+        self.dotenv_loaded = False
+        self.dotenv_projects.clear()
+
+
+CONFIG: Final = ConfigState()
 
 def truthy(value: str | None) -> bool:
     """``CI=true``, ``CI=1`` and ``CI=yes`` are on; unset, empty, ``0`` and ``false`` are off."""
@@ -133,15 +164,15 @@ def load_dotenv_once(project: Path | None = None) -> None:
     """Load the ``.env`` found from the cwd upwards, once per process; and the one at
     the root of ``project`` (a test's own project, which a run started from another
     folder would not find), once per project."""
-    if not _dotenv_loaded:
-        _dotenv_loaded.append(True)
+    if not CONFIG.dotenv_loaded:
+        CONFIG.dotenv_loaded = True
         from dotenv import find_dotenv, load_dotenv
 
         path = find_dotenv(usecwd=True)
         if path:
             load_dotenv(path, override=False)
-    if project is not None and project not in _dotenv_projects:
-        _dotenv_projects.add(project)
+    if project is not None and project not in CONFIG.dotenv_projects:
+        CONFIG.dotenv_projects.add(project)
         candidate = project / ".env"
         if candidate.is_file():
             from dotenv import load_dotenv
@@ -202,8 +233,8 @@ def load_settings(
     load_dotenv_once()
     env = os.environ
     test_root: Path | None = None
-    if _test_defaults:
-        test_mode, test_dir, test_root = _test_defaults[-1]
+    if CONFIG.test_defaults:
+        test_mode, test_dir, test_root = CONFIG.test_defaults[-1]
         mode = test_mode if mode is None else mode
         fixtures_dir = test_dir if fixtures_dir is None else fixtures_dir
     record_allowed = flag("VCR_RECORD")  # read even outside CI: a typo fails everywhere
@@ -257,7 +288,7 @@ def rules_turned_off() -> tuple[str, ...]:
 
 def is_active(settings: Settings | None = None) -> bool:
     """vcr_kit records and replays inside tests, or anywhere when forced on."""
-    if _active_tests[0]:
+    if CONFIG.active_tests:
         return True
     if settings is None:
         load_dotenv_once()
@@ -287,16 +318,17 @@ def activated(
     ``root`` is the test's project (its fixtures folder is found from there)."""
     if mode is not None:
         parse_mode(mode, "vcr_mode")  # fail at the start of the test, not at the first call
-    defaults = (mode, None if fixtures_dir is None else os.fspath(fixtures_dir), root)
-    with _active_lock:
-        _active_tests[0] += 1
-        _test_defaults.append(defaults)
+    folder = None if fixtures_dir is None else os.fspath(fixtures_dir)
+    defaults: _TestDefaults = (mode, folder, root)
+    with CONFIG.lock:
+        CONFIG.active_tests += 1
+        CONFIG.test_defaults.append(defaults)
     try:
         yield
     finally:
-        with _active_lock:
-            _active_tests[0] -= 1
-            _test_defaults.remove(defaults)
+        with CONFIG.lock:
+            CONFIG.active_tests -= 1
+            CONFIG.test_defaults.remove(defaults)
 
 
 # -- single variables, for the modules that need one ----------------------------------

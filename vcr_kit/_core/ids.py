@@ -33,8 +33,10 @@ from collections.abc import Callable
 from typing import Any, Final, NamedTuple
 
 __all__ = [
+    "IDS",
     "ID_PREFIXES",
     "TOOL_PREFIXES",
+    "IdMap",
     "IdPieces",
     "forget",
     "give_ids_bytes",
@@ -71,19 +73,47 @@ _TOOL_PREFIXES: Final = tuple(f"{prefix}_" for prefix in TOOL_PREFIXES)
 _QUOTED_ID = re.compile(rf"(?:msg|{_OTHERS}|{_TOOLS})_[\w-]+")
 _QUOTED_PREFIXES: Final = ("msg_", *_OTHER_PREFIXES, *_TOOL_PREFIXES)
 
-_lock = threading.Lock()
-#: id given to a caller (live or fresh) -> the token a later request's key uses.
-_token_of_given: dict[str, str] = {}
-#: token -> the id given for it, for ids that must stay the same across answers
-#: (a batch's id in its create, retrieve and list answers); messages always get fresh ones.
-_given_of_token: dict[str, str] = {}
-#: id given to a caller -> the live id it stands for (only for answers recorded by
-#: this process: a replayed answer's ids exist on no server).
-_live_of_given: dict[str, str] = {}
-#: Whether ``_token_of_given`` holds a live id. Until it does, every id in it whose token
-#: differs from itself was made up by ``_fresh`` and so contains ``_vcr_`` (tool ids are
-#: their own tokens): one substring scan then tells that a request quotes none of them.
-_has_live_ids = [False]
+
+
+class IdMap:
+    """The ids this process gave out, one registry for every thread and event loop.
+
+    ``forget()`` (or ``reset()``) empties it: tests of vcr_kit itself start clean."""
+
+    __slots__ = ("given_of_token", "has_live_ids", "live_of_given", "lock", "token_of_given")
+
+    #: id given to a caller (live or fresh) -> the token a later request's key uses.
+    token_of_given: dict[str, str]
+    #: token -> the id given for it, for ids that must stay the same across answers
+    #: (a batch's id in its create, retrieve and list answers); messages always get
+    #: fresh ones.
+    given_of_token: dict[str, str]
+    #: id given to a caller -> the live id it stands for (only for answers recorded by
+    #: this process: a replayed answer's ids exist on no server).
+    live_of_given: dict[str, str]
+    #: Whether ``token_of_given`` holds a live id. Until it does, every id in it whose
+    #: token differs from itself was made up by ``_fresh`` and so contains ``_vcr_``
+    #: (tool ids are their own tokens): one substring scan then tells that a request
+    #: quotes none of them.
+    has_live_ids: bool
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.token_of_given = {}
+        self.given_of_token = {}
+        self.live_of_given = {}
+        self.has_live_ids = False
+
+    def reset(self) -> None:
+        """Drop every remembered id."""
+        with self.lock:
+            self.token_of_given.clear()
+            self.given_of_token.clear()
+            self.live_of_given.clear()
+            self.has_live_ids = False
+
+
+IDS: Final = IdMap()
 #: Searched with ``re`` rather than ``in``: on a long conversation the regular
 #: expression engine's scan for a literal is two to three times faster than ``str``'s
 #: (whose skip table matches most letters of English text).
@@ -158,8 +188,8 @@ def stabilizer(seed: str, *, other_ids: bool = True) -> tuple[Callable[[Any], An
 
     def other_id(live: str) -> str:
         if live not in live_to_stored:
-            with _lock:  # an id an earlier answer gave out keeps its token (create -> list)
-                known = _token_of_given.get(live)
+            with IDS.lock:  # an id an earlier answer gave out keeps its token (create -> list)
+                known = IDS.token_of_given.get(live)
             if known is None or known.startswith("msg_"):
                 prefix = live.split("_", 1)[0]
                 digest = hashlib.sha1(
@@ -320,8 +350,8 @@ def _replacer(
 def _give(stored: str, fixture_stem: str, is_tool: bool, live_id: str | None) -> str:
     token = _token(stored, fixture_stem)
     is_message = stored.startswith("msg_vcr_")
-    with _lock:
-        known = None if is_tool or is_message else _given_of_token.get(token)
+    with IDS.lock:
+        known = None if is_tool or is_message else IDS.given_of_token.get(token)
         if is_tool:
             given = stored
         elif known is not None:
@@ -329,32 +359,32 @@ def _give(stored: str, fixture_stem: str, is_tool: bool, live_id: str | None) ->
         else:
             given = _fresh(stored)
             if not is_message:
-                _given_of_token[token] = given
-        _token_of_given[given] = token
+                IDS.given_of_token[token] = given
+        IDS.token_of_given[given] = token
         if live_id is not None:
-            _live_of_given[given] = live_id
+            IDS.live_of_given[given] = live_id
             # The stored id itself may reach the caller inside a longer string (a batch's
             # results_url) and come back in a request: it stands for the live id too.
-            _live_of_given.setdefault(stored, live_id)
-            _token_of_given[live_id] = token  # a later answer that repeats it keeps the token
-            _has_live_ids[0] = True
+            IDS.live_of_given.setdefault(stored, live_id)
+            IDS.token_of_given[live_id] = token  # a later answer that repeats it keeps the token
+            IDS.has_live_ids = True
     return given
 
 
 def live_ids_in(text: str) -> str:
     """``text`` (a request about to be recorded) with each id vcr_kit gave out for a
     live one replaced by that live id."""
-    if not _live_of_given or not any(prefix in text for prefix in _QUOTED_PREFIXES):
+    if not IDS.live_of_given or not any(prefix in text for prefix in _QUOTED_PREFIXES):
         return text
-    return _map_quoted_ids(text, _live_of_given)
+    return _map_quoted_ids(text, IDS.live_of_given)
 
 
 def holds_quoted_ids(data: bytes) -> bool:
     """Whether ``quoted_tokens`` could change ``data`` (UTF-8) once decoded: when not,
     a body can be parsed as the bytes it is, with no decoding into a new string."""
-    if not _token_of_given:
+    if not IDS.token_of_given:
         return False
-    if not _has_live_ids[0]:
+    if not IDS.has_live_ids:
         return _FRESH_MARK_BYTES.search(data) is not None
     return any(prefix in data for prefix in _QUOTED_PREFIX_BYTES)
 
@@ -362,16 +392,16 @@ def holds_quoted_ids(data: bytes) -> bool:
 def quoted_tokens(text: str) -> str:
     """``text`` (a request's body or path) with each id vcr_kit gave out replaced by
     its token; ids it never gave (a constant in a test, say) stay as they are."""
-    if not _token_of_given:
+    if not IDS.token_of_given:
         return text
-    if not _has_live_ids[0]:
+    if not IDS.has_live_ids:
         # The replay hot path: one scan of the request instead of one per prefix. Only
-        # an id holding the mark can map to another token (see _has_live_ids).
+        # an id holding the mark can map to another token (see ``IdMap.has_live_ids``).
         if _FRESH_MARK.search(text) is None:
             return text
     elif not any(prefix in text for prefix in _QUOTED_PREFIXES):
         return text
-    return _map_quoted_ids(text, _token_of_given)
+    return _map_quoted_ids(text, IDS.token_of_given)
 
 
 def _map_quoted_ids(text: str, mapping: dict[str, str]) -> str:
@@ -381,14 +411,10 @@ def _map_quoted_ids(text: str, mapping: dict[str, str]) -> str:
         found = match.group(0)
         return mapping.get(found, found)
 
-    with _lock:
+    with IDS.lock:
         return _QUOTED_ID.sub(replace, text)
 
 
 def forget() -> None:
     """Drop every remembered id (tests of vcr_kit itself start from a clean slate)."""
-    with _lock:
-        _token_of_given.clear()
-        _given_of_token.clear()
-        _live_of_given.clear()
-        _has_live_ids[0] = False
+    IDS.reset()

@@ -28,6 +28,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
+from functools import cache
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Final
@@ -46,7 +47,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CUT_MESSAGE",
+    "PLANS",
     "FaultPlan",
+    "FaultPlans",
     "Injected",
     "Injection",
     "ahandle",
@@ -224,20 +227,14 @@ class _FaultedEvents:
         pass
 
 
-_classes: dict[str, type[_FaultedEvents]] = {}
-
-
+@cache
 def _stream_class(lib: ModuleType) -> type[_FaultedEvents]:
-    cls = _classes.get(lib.__name__)
-    if cls is None:
-        cls = type(
-            "FaultedStream",
-            (_FaultedEvents, lib.SyncByteStream, lib.AsyncByteStream),
-            {"_lib": lib},
-        )
-        _classes[lib.__name__] = cls
-    return cls
-
+    # Made once per library: a pure function of it, so a cache and not state to reset.
+    return type(
+        "FaultedStream",
+        (_FaultedEvents, lib.SyncByteStream, lib.AsyncByteStream),
+        {"_lib": lib},
+    )
 
 
 @dataclass(frozen=True)
@@ -270,10 +267,30 @@ class FaultPlan:
         return [i.name for i in self.injected]
 
 
-_lock = threading.Lock()
-_plans: list[FaultPlan] = []
-#: VCR_FAULTS's plan, by its text: its schedule lasts the whole run.
-_from_environment: dict[str, FaultPlan] = {}
+class FaultPlans:
+    """The fault plans of this process: those in force (``faults(...)`` blocks, any
+    thread) and ``VCR_FAULTS``'s."""
+
+    __slots__ = ("from_environment", "lock", "stack")
+
+    #: The plans of the blocks open now, innermost last.
+    stack: list[FaultPlan]
+    #: VCR_FAULTS's plan, by its spec: its schedule lasts the whole run.
+    from_environment: dict[str, FaultPlan]
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.stack = []
+        self.from_environment = {}
+
+    def reset(self) -> None:
+        """No block's plan in force, and ``VCR_FAULTS``'s schedule started afresh."""
+        with self.lock:
+            self.stack.clear()
+            self.from_environment.clear()
+
+
+PLANS: Final = FaultPlans()
 
 
 def _coerce(spec: str | Spec, source: str) -> Spec:
@@ -286,29 +303,30 @@ def faults(spec: str | Spec) -> Iterator[FaultPlan]:
     (a test, ``vcr_kit.client()``, a proxy of this process); yields the plan, whose
     ``count`` and ``injected`` say what the code under test was given."""
     plan = FaultPlan(_coerce(spec, "faults"))
-    with _lock:
-        _plans.append(plan)
+    with PLANS.lock:
+        PLANS.stack.append(plan)
     try:
         yield plan
     finally:
-        with _lock:
-            _plans.remove(plan)
+        with PLANS.lock:
+            PLANS.stack.remove(plan)
 
 
 def active_plan() -> FaultPlan | None:
     """The innermost plan in force, else ``VCR_FAULTS``'s, else None."""
-    if _plans:
-        with _lock:
-            if _plans:
-                return _plans[-1]
+    stack = PLANS.stack
+    if stack:
+        with PLANS.lock:
+            if stack:
+                return stack[-1]
     spec = faults_from_environment()
     if not spec:
         return None
-    with _lock:
+    with PLANS.lock:
         key = repr(spec)
-        plan = _from_environment.get(key)
+        plan = PLANS.from_environment.get(key)
         if plan is None:
-            plan = _from_environment[key] = FaultPlan(spec)
+            plan = PLANS.from_environment[key] = FaultPlan(spec)
         return plan
 
 

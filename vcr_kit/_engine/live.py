@@ -13,9 +13,11 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, Final
 
 __all__ = [
+    "OWN_TRAFFIC",
+    "OwnTraffic",
     "add_local_proxy",
     "in_live_call",
     "is_local_proxy",
@@ -28,11 +30,35 @@ __all__ = [
 #: Set while vcr_kit itself calls the API (recording, passing through), so that the
 #: transport seam lets that call reach the network instead of recording it twice.
 _live_call: ContextVar[bool] = ContextVar("vcr_kit_live_call", default=False)
-#: How many live calls vcr_kit is making right now, in any thread: the connection
-#: guard lets their host look-ups through (asyncio resolves names in a thread pool,
-#: where the context variable above is not visible).
-_live_calls_in_flight = [0]
-_in_flight_lock = threading.Lock()
+
+
+class OwnTraffic:
+    """vcr_kit's own traffic in this process, seen from any thread."""
+
+    __slots__ = ("in_flight", "in_flight_lock", "proxies", "proxies_lock")
+
+    #: How many live calls vcr_kit is making right now, in any thread: the connection
+    #: guard lets their host look-ups through (asyncio resolves names in a thread pool,
+    #: where the context variable above is not visible).
+    in_flight: int
+    #: host:port of every vcr_kit proxy running in this process.
+    proxies: set[str]
+
+    def __init__(self) -> None:
+        self.in_flight_lock = threading.Lock()
+        self.proxies_lock = threading.Lock()
+        self.in_flight = 0
+        self.proxies = set()
+
+    def reset(self) -> None:
+        """No live call in flight, no proxy listening."""
+        with self.in_flight_lock:
+            self.in_flight = 0
+        with self.proxies_lock:
+            self.proxies.clear()
+
+
+OWN_TRAFFIC: Final = OwnTraffic()
 
 
 def in_live_call() -> bool:
@@ -40,50 +66,45 @@ def in_live_call() -> bool:
 
 
 def live_calls_in_flight() -> int:
-    return _live_calls_in_flight[0]
+    return OWN_TRAFFIC.in_flight
 
 
 @contextmanager
 def live_call() -> Iterator[None]:
     """Mark the block as vcr_kit's own call to the API."""
     token = _live_call.set(True)
-    with _in_flight_lock:
-        _live_calls_in_flight[0] += 1
+    with OWN_TRAFFIC.in_flight_lock:
+        OWN_TRAFFIC.in_flight += 1
     try:
         yield
     finally:
-        with _in_flight_lock:
-            _live_calls_in_flight[0] -= 1
+        with OWN_TRAFFIC.in_flight_lock:
+            OWN_TRAFFIC.in_flight -= 1
         _live_call.reset(token)
-
-
-#: host:port of every vcr_kit proxy running in this process.
-_local_proxies: set[str] = set()
-_proxies_lock = threading.Lock()
 
 
 def add_local_proxy(host: str, port: int) -> None:
     """A vcr_kit proxy of this process now listens at ``host:port``."""
-    with _proxies_lock:
-        _local_proxies.add(f"{host}:{port}")
+    with OWN_TRAFFIC.proxies_lock:
+        OWN_TRAFFIC.proxies.add(f"{host}:{port}")
 
 
 def remove_local_proxy(host: str, port: int) -> None:
     """The proxy at ``host:port`` has stopped."""
-    with _proxies_lock:
-        _local_proxies.discard(f"{host}:{port}")
+    with OWN_TRAFFIC.proxies_lock:
+        OWN_TRAFFIC.proxies.discard(f"{host}:{port}")
 
 
 def is_local_proxy(host: str, port: int | None) -> bool:
     """Whether a vcr_kit proxy of this process listens at ``host:port``."""
-    if not _local_proxies:  # the common case: no proxy, no lock
+    if not OWN_TRAFFIC.proxies:  # the common case: no proxy, no lock
         return False
-    with _proxies_lock:
-        return f"{host}:{port}" in _local_proxies
+    with OWN_TRAFFIC.proxies_lock:
+        return f"{host}:{port}" in OWN_TRAFFIC.proxies
 
 
 def to_local_proxy(request: Any) -> bool:
     """Whether ``request`` goes to a vcr_kit proxy of this process, which records it."""
-    if not _local_proxies:  # before reading the URL: every request comes here
+    if not OWN_TRAFFIC.proxies:  # before reading the URL: every request comes here
         return False
     return is_local_proxy(request.url.host, request.url.port)

@@ -20,16 +20,35 @@ from __future__ import annotations
 
 import threading
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:  # either library's: httpx2, or httpx under anthropic 0.x (same API)
     import httpx2
 
-__all__ = ["loaded_response"]
+__all__ = ["LAYOUT_CHECKS", "LayoutChecks", "loaded_response"]
 
-#: Library name -> whether the direct build matches the constructor's (checked once).
-_agrees: dict[str, bool] = {}
-_lock = threading.Lock()
+
+
+class LayoutChecks:
+    """Whether the direct build matches each library's constructor, checked once per
+    library in this process."""
+
+    __slots__ = ("agrees", "lock")
+
+    #: Library name -> whether the direct build matches the constructor's.
+    agrees: dict[str, bool]
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.agrees = {}
+
+    def reset(self) -> None:
+        """Nothing checked yet: the next build of each library checks again."""
+        with self.lock:
+            self.agrees.clear()
+
+
+LAYOUT_CHECKS: Final = LayoutChecks()
 
 
 def loaded_response(
@@ -47,7 +66,7 @@ def loaded_response(
     ``encoded``: ``headers`` hold a ``Content-Encoding`` (``http_codec.AnswerHead.plain``
     sees it once per fixture), which the library's read decodes: built its way."""
     if not encoded:
-        agrees = _agrees.get(library.__name__)
+        agrees = LAYOUT_CHECKS.agrees.get(library.__name__)
         if agrees is None:
             agrees = _check(library, request)
         if agrees:
@@ -84,8 +103,8 @@ def _check(library: ModuleType, request: httpx2.Request) -> bool:
         agrees = _same(direct, built) and _same_after_reading(direct, built)
     except Exception:  # a layout this module does not know: the constructor's way
         agrees = False
-    with _lock:
-        _agrees[library.__name__] = agrees
+    with LAYOUT_CHECKS.lock:
+        LAYOUT_CHECKS.agrees[library.__name__] = agrees
     return agrees
 
 

@@ -38,11 +38,13 @@ from ..errors import VCRError
 from .files import parse_document, read_fixture_bytes
 
 __all__ = [
+    "CACHE",
     "MAX_CACHED_BYTES",
     "MAX_CACHED_FILES",
     "MAX_CACHED_TOTAL",
     "RACY_SECONDS",
     "CachedFixture",
+    "FixtureCache",
     "cached_fixture",
     "cached_fixture_in",
 ]
@@ -81,10 +83,29 @@ class CachedFixture:
         return parse_document(self.data, self.path)
 
 
-#: Keyed by the path as text: hashing a ``Path`` costs more than the ``stat``.
-_cache: OrderedDict[str, tuple[_Identity, CachedFixture]] = OrderedDict()
-_lock = threading.Lock()
-_total = [0]  # the sizes of the files kept, together
+class FixtureCache:
+    """The fixtures this process keeps, least recently used first."""
+
+    __slots__ = ("entries", "lock", "total")
+
+    #: Keyed by the path as text: hashing a ``Path`` costs more than the ``stat``.
+    entries: OrderedDict[str, tuple[_Identity, CachedFixture]]
+    #: The sizes of the files kept, together.
+    total: int
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.entries = OrderedDict()
+        self.total = 0
+
+    def reset(self) -> None:
+        """Keep nothing: every fixture is read from its file again."""
+        with self.lock:
+            self.entries.clear()
+            self.total = 0
+
+
+CACHE: Final = FixtureCache()
 
 
 def _identity(info: os.stat_result) -> _Identity:
@@ -113,10 +134,10 @@ def _cached(key: str, path: Path | None) -> CachedFixture | None:
     if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_CACHED_BYTES:
         return None
     identity = _identity(info)
-    with _lock:
-        entry = _cache.get(key)
+    with CACHE.lock:
+        entry = CACHE.entries.get(key)
         if entry is not None and entry[0] == identity:
-            _cache.move_to_end(key)
+            CACHE.entries.move_to_end(key)
             if entry[1].settled:
                 return entry[1]
     kept = entry[1] if entry is not None and entry[0] == identity else None
@@ -135,12 +156,12 @@ def _cached(key: str, path: Path | None) -> CachedFixture | None:
     fixture = CachedFixture(path, data, settled=settled)
     if len(data) != info.st_size:  # changed between the stat and the read: not kept
         return fixture
-    with _lock:
-        old = _cache.pop(key, None)
+    with CACHE.lock:
+        old = CACHE.entries.pop(key, None)
         if old is not None:
-            _total[0] -= old[0][2]
-        _cache[key] = (identity, fixture)
-        _total[0] += info.st_size
-        while len(_cache) > MAX_CACHED_FILES or _total[0] > MAX_CACHED_TOTAL:
-            _total[0] -= _cache.popitem(last=False)[1][0][2]
+            CACHE.total -= old[0][2]
+        CACHE.entries[key] = (identity, fixture)
+        CACHE.total += info.st_size
+        while len(CACHE.entries) > MAX_CACHED_FILES or CACHE.total > MAX_CACHED_TOTAL:
+            CACHE.total -= CACHE.entries.popitem(last=False)[1][0][2]
     return fixture

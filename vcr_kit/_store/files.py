@@ -42,7 +42,9 @@ __all__ = [
     "LOCK_FOLDER",
     "MAX_FIXTURE_BYTES",
     "STALE_SECONDS",
+    "TEMP_CLEANUPS",
     "TEMP_SUFFIX",
+    "TempCleanups",
     "check_before_paying",
     "discard_temp",
     "mask_request_ids",
@@ -361,19 +363,36 @@ def _open_temp(path: Path, temp: Path | None) -> tuple[int, str]:
     return tempfile.mkstemp(dir=scratch, prefix=f".{path.name}.", suffix=TEMP_SUFFIX)
 
 
-#: Folder -> when this process last looked for dead writers' temp files there: a look
-#: lists the folder, which costs more the more fixtures it holds.
-_last_cleaned: dict[Path, float] = {}
+
+
+class TempCleanups:
+    """When this process last looked for dead writers' temp files in each folder: a
+    look lists the folder, which costs more the more fixtures it holds."""
+
+    __slots__ = ("last_cleaned",)
+
+    #: Folder -> ``time.monotonic()`` of the last look there.
+    last_cleaned: dict[Path, float]
+
+    def __init__(self) -> None:
+        self.last_cleaned = {}
+
+    def reset(self) -> None:
+        """No folder looked at yet: the next write to each looks again."""
+        self.last_cleaned.clear()
+
+
+TEMP_CLEANUPS: Final = TempCleanups()
 #: A temp file is stale after ten minutes: looking once a minute finds each in time.
 _CLEAN_EVERY: Final = 60.0
 
 
 def _now_and_then_remove_stale_temps(folder: Path) -> None:
     now = time.monotonic()
-    last = _last_cleaned.get(folder)
+    last = TEMP_CLEANUPS.last_cleaned.get(folder)
     if last is not None and now - last < _CLEAN_EVERY:
         return
-    _last_cleaned[folder] = now
+    TEMP_CLEANUPS.last_cleaned[folder] = now
     remove_stale_temps(folder)
 
 
