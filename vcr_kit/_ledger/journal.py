@@ -64,7 +64,8 @@ class Journal:
 @dataclass(eq=False)
 class JournalState:
     """The process-wide side of the journal: the run's totals and the journals open
-    now. One instance, ``JOURNAL``; its fields change only under its ``lock``."""
+    now. One instance, ``JOURNAL``; its fields change only under its ``lock``
+    (``folders`` excepted: one ``setdefault``, which the GIL keeps whole)."""
 
     lock: threading.Lock = field(default_factory=threading.Lock)
     totals: Counter[Event] = field(default_factory=Counter)
