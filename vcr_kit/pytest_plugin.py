@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,8 @@ def pytest_configure(config: pytest.Config) -> None:
         "also for child processes, through ANTHROPIC_BASE_URL; faults: a fault spec such as "
         "'overloaded*2' injected in front of the recorded answers)",
     )
+    config.stash[_RUN_SESSION] = _RunSession()
+    config.pluginmanager.register(_ReportHooks(config), "vcr_kit-report-hooks")
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -74,9 +77,38 @@ def vcr(request: pytest.FixtureRequest) -> Iterator[_journal.Journal]:
 _SCOPE = "vcr_kit_scope"
 _SUITE = "vcr_kit_suite"
 _WORKER_TOTALS = "vcr_kit_totals"
-#: This process's session (one per process; the collect and deselect hooks get none).
-_session = [SessionTally()]
-_worker_folders: set[str] = set()
+
+
+@dataclass
+class _RunSession:
+    """What this session saw, for the run record: ``config.stash[_RUN_SESSION]``, so
+    that each session (a pytest run inside a test's, too) counts its own."""
+
+    tally: SessionTally = field(default_factory=SessionTally)
+    #: xdist controller: the fixtures folders its workers used.
+    worker_folders: set[str] = field(default_factory=set)
+
+
+_RUN_SESSION = pytest.StashKey[_RunSession]()
+
+
+class _ReportHooks:
+    """The tally's hooks that pytest calls without the config (reports, deselected
+    items): registered for each config, which it carries."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self._config = config
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        tally = self._config.stash[_RUN_SESSION].tally
+        tally.collect_report(report.nodeid, report.failed, report.skipped)
+
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        self._config.stash[_RUN_SESSION].tally.deselected += len(items)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        tally = self._config.stash[_RUN_SESSION].tally
+        tally.test_report(report.nodeid, report.when, report.passed, report.skipped)
 
 
 def _arguments(config: pytest.Config) -> list[str]:
@@ -107,50 +139,42 @@ def pytest_configure_node(node: Any) -> None:
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    _session[0] = SessionTally.start(_arguments(session.config), _scope(session.config))
-    _worker_folders.clear()
+    config = session.config
+    config.stash[_RUN_SESSION] = _RunSession(SessionTally.start(_arguments(config), _scope(config)))
     runs.run_id()  # set before xdist starts its workers, which inherit it
 
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> Iterator[None]:
+def pytest_collection_modifyitems(
+    config: pytest.Config, items: list[pytest.Item]
+) -> Iterator[None]:
     """The suite as collected, before -k, -m, --deselect or a shard plugin chose."""
-    _session[0].collected(item.nodeid for item in items)
+    config.stash[_RUN_SESSION].tally.collected(item.nodeid for item in items)
     yield
-
-
-def pytest_collectreport(report: pytest.CollectReport) -> None:
-    _session[0].collect_report(report.nodeid, report.failed, report.skipped)
-
-
-def pytest_deselected(items: list[pytest.Item]) -> None:
-    _session[0].deselected += len(items)
-
-
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    _session[0].test_report(report.nodeid, report.when, report.passed, report.skipped)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: Any, error: Any) -> None:
     """xdist controller: a worker's totals for the summary line, and its suite."""
+    run_session = node.config.stash[_RUN_SESSION]
     output = getattr(node, "workeroutput", {})
     totals = output.get(_WORKER_TOTALS)
     if totals:
         summary.add_worker_totals(totals)
-        _worker_folders.update(totals.get("folders", []))
-    _session[0].worker_suite(output.get(_SUITE))
+        run_session.worker_folders.update(totals.get("folders", []))
+    run_session.tally.worker_suite(output.get(_SUITE))
     if error:
-        _session[0].crashed_workers.append(str(getattr(node, "gateway", node).id))
+        run_session.tally.crashed_workers.append(str(getattr(node, "gateway", node).id))
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitCode) -> None:
     config = session.config
     workeroutput = getattr(config, "workeroutput", None)
     stopped = bool(session.shouldstop or session.shouldfail)
-    tally = _session[0]
+    run_session = config.stash[_RUN_SESSION]
+    tally = run_session.tally
     verdict = tally.verdict(int(exitstatus), stopped, worker=workeroutput is not None)
-    also_in = [Path(f) for f in _worker_folders]
+    also_in = [Path(f) for f in run_session.worker_folders]
     if not verdict.complete:  # a shard's part of a union, even if it used no fixture here
         also_in += _default_folder()
     runs.set_verdict(verdict, also_in=also_in)

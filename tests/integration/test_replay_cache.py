@@ -219,7 +219,7 @@ class ReplayCacheTest(unittest.TestCase):
 
         self.record("priced question")
         sdk = self.replayer()
-        self.addCleanup(_cost._overrides.clear)
+        self.addCleanup(_cost.COST.reset)
         self.addCleanup(reset_session_cost)
         reset_session_cost()
         ask(sdk, "priced question")

@@ -124,7 +124,7 @@ class CostArithmeticTest(unittest.TestCase):
         self.assertEqual(total.usd, 0)
 
     def test_users_can_add_and_override_prices(self) -> None:
-        self.addCleanup(_cost._overrides.clear)
+        self.addCleanup(_cost.COST.reset)
         vcr_kit.set_price("my-model-20260101", vcr_kit.Price(2, 0, 0, 0, 4))
         self.assertAlmostEqual(
             _cost.cost_of("my-model", {"input_tokens": 10**6, "output_tokens": 10**6}).usd, 6

@@ -22,6 +22,7 @@ import threading
 import unittest
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
@@ -39,33 +40,55 @@ _PYTEST_CONFIGS: Final = (
 )
 _VOUCHING_WORDS: Final = frozenset({"1", "true", "yes"})
 
-_lock = threading.Lock()
-_results: list[unittest.TestResult] = []
-_running = [0]
-_interrupted = [False]
-_outside_runner = [False]
+
+@dataclass(eq=False)
+class UnittestRun:
+    """What this process's unittest tests were run with: one instance, ``UNITTEST``.
+    Its fields change only under its ``lock``."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    #: The results the tests were run with, each once.
+    results: list[unittest.TestResult] = field(default_factory=list)
+    #: Tests inside ``judged_test`` now.
+    running: int = 0
+    #: A test did not return (an exception through ``run``: an interruption).
+    interrupted: bool = False
+    #: A test was given None for a result: run by hand, outside any runner.
+    outside_runner: bool = False
+
+    def reset(self) -> None:
+        """Forget the tests seen (for tests). Kept: ``running`` (each ``judged_test``
+        block counts itself out, and the test calling this is inside one)."""
+        with self.lock:
+            self.results = []
+            self.interrupted = False
+            self.outside_runner = False
+
+
+UNITTEST = UnittestRun()
 
 
 @contextmanager
 def judged_test(result: unittest.TestResult | None) -> Iterator[None]:
     """Around one test's ``run(result)``: remember its result, and whether it returned."""
-    with _lock:
+    with UNITTEST.lock:
         if not isinstance(result, unittest.TestResult):
             # pytest's unittest support passes its own object (and judges the run
             # itself); None: a test run by hand, outside any runner.
-            _outside_runner[0] = _outside_runner[0] or result is None
-        elif not any(seen is result for seen in _results):
-            _results.append(result)
-        _running[0] += 1
+            UNITTEST.outside_runner = UNITTEST.outside_runner or result is None
+        elif not any(seen is result for seen in UNITTEST.results):
+            UNITTEST.results.append(result)
+        UNITTEST.running += 1
     runs.add_judge(verdict)
     try:
         yield
     except BaseException:
-        _interrupted[0] = True
+        with UNITTEST.lock:
+            UNITTEST.interrupted = True
         raise
     finally:
-        with _lock:
-            _running[0] -= 1
+        with UNITTEST.lock:
+            UNITTEST.running -= 1
 
 
 def verdict(explicit: str) -> runs.Verdict:
@@ -76,12 +99,12 @@ def verdict(explicit: str) -> runs.Verdict:
         reasons += [*scope.collection, *scope.selection]
         if not reasons:
             reasons += _pytest_project(Path.cwd())
-    with _lock:
-        if _interrupted[0] or _running[0]:
+    with UNITTEST.lock:
+        if UNITTEST.interrupted or UNITTEST.running:
             reasons.append("the run was interrupted")
-        if _outside_runner[0]:
+        if UNITTEST.outside_runner:
             reasons.append("a test was run outside a test runner")
-        for result in _results:
+        for result in UNITTEST.results:
             reasons += _result_problems(result)
     reasons = list(dict.fromkeys(reasons))
     why = "; ".join(reasons) or "every test of python -m unittest passed"

@@ -85,30 +85,58 @@ class SessionCost(ModelCost):
     by_model: Mapping[str, ModelCost] = field(default_factory=dict)
 
 
-_lock = threading.Lock()
-_by_model: dict[str, ModelCost] = {}
-_overrides: dict[str, Price] = {}
-_warned: set[str] = set()
-_prices_version = [0]  # moved by every set_price
+@dataclass(eq=False)
+class CostLedger:
+    """The session's cost and the prices it is counted at: one instance, ``COST``.
+    Its fields change only under its ``lock`` (``warned`` excepted: a warning said
+    twice by two threads at once does no harm)."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    #: The session's cost per model, replays in ``pending`` not yet added.
+    by_model: dict[str, ModelCost] = field(default_factory=dict)
+    #: Replays counted and not yet added up: ``id`` of a kept ``PricedUsage`` -> [it,
+    #: how many times]. A replay only counts (a new ``ModelCost`` per model and replay
+    #: cost more than the rest of its note); ``session_cost`` adds them up when asked.
+    pending: dict[int, list[Any]] = field(default_factory=dict)
+    #: Prices set by ``set_price`` (base model id -> price), over the table's.
+    overrides: dict[str, Price] = field(default_factory=dict)
+    #: Moved by every ``set_price`` (and ``reset``); never back (``prices_state``).
+    prices_version: int = 0
+    #: The unknown models (and rates) warned about, each once.
+    warned: set[str] = field(default_factory=set)
+
+    def reset(self) -> None:
+        """Forget the session's cost, the prices set and the warnings given (for
+        tests). ``prices_version`` moves on, never back: a cost kept from before the
+        reset was priced under a state the price table is no longer in."""
+        with self.lock:
+            self.by_model = {}
+            self.pending = {}
+            self.overrides = {}
+            self.warned = set()
+            self.prices_version += 1
+
+
+COST = CostLedger()
 
 
 def set_price(model: str, price: Price) -> None:
     """Add or override the price of a model id (dated ids resolve to their base id)."""
-    with _lock:
-        _overrides[base_model_id(model)] = price
-        _prices_version[0] += 1
+    with COST.lock:
+        COST.overrides[base_model_id(model)] = price
+        COST.prices_version += 1
 
 
 def prices_state() -> tuple[int, int]:
     """Equal while the price table is the same: a cost priced under one state may be
     kept and counted again while this stays equal. (The overrides' count is in it too,
     so that clearing them, as a test's clean-up does, also changes it.)"""
-    return _prices_version[0], len(_overrides)
+    return COST.prices_version, len(COST.overrides)
 
 
 def price_for(model: str) -> Price | None:
     base = base_model_id(model)
-    return _overrides.get(base) or PRICES.get(base)
+    return COST.overrides.get(base) or PRICES.get(base)
 
 
 def _int(usage: Mapping[str, Any], key: str) -> int:
@@ -136,9 +164,9 @@ def tokens_of(usage: Mapping[str, Any]) -> ModelCost:
 
 
 def _warn_once(key: str, message: str) -> None:
-    if key in _warned:
+    if key in COST.warned:
         return
-    _warned.add(key)
+    COST.warned.add(key)
     warnings.warn(message, UnknownModelPriceWarning, stacklevel=4)
 
 
@@ -230,10 +258,6 @@ def priced_usage(entries: Iterable[Mapping[str, Any]]) -> PricedUsage:
     return PricedUsage(state, tuple(costs), total)
 
 
-#: Replays counted and not yet added up: ``id`` of a kept ``PricedUsage`` -> [it, how
-#: many times]. A replay only counts (a new ``ModelCost`` per model and replay cost more
-#: than the rest of its note); ``session_cost`` adds them up when it is asked.
-_pending: dict[int, list[Any]] = {}
 #: Added up once this many are counted: a fixture read again (its file changed, or it
 #: left the cache) is priced anew, and a long run must not hold every old pricing.
 _MAX_PENDING: Final = 1024
@@ -244,26 +268,27 @@ def add_priced(priced: PricedUsage) -> float:
     ``PricedUsage`` kept and added again and again (a replayed fixture's)."""
     if _inside_cassette.get():
         return 0.0
-    with _lock:
-        held = _pending.get(id(priced))
+    with COST.lock:
+        held = COST.pending.get(id(priced))
         if held is None:  # the list holds it: its id is not given to another meanwhile
-            if len(_pending) >= _MAX_PENDING:
+            if len(COST.pending) >= _MAX_PENDING:
                 _add_pending()
-            _pending[id(priced)] = [priced, 1]
+            COST.pending[id(priced)] = [priced, 1]
         else:
             held[1] += 1
     return priced.usd
 
 
 def _add_pending() -> None:
-    """The counted replays into ``_by_model`` (called under ``_lock``)."""
-    for priced, times in _pending.values():
+    """The counted replays into ``by_model`` (called under ``COST.lock``)."""
+    by_model = COST.by_model
+    for priced, times in COST.pending.values():
         for model, cost in priced.costs:
-            total = _by_model.get(model, ModelCost())
+            total = by_model.get(model, ModelCost())
             for _ in range(times):  # added one by one, as each replay's would have been
                 total = total + cost
-            _by_model[model] = total
-    _pending.clear()
+            by_model[model] = total
+    COST.pending.clear()
 
 
 def add_usage(entries: Iterable[Mapping[str, Any]]) -> float:
@@ -271,25 +296,26 @@ def add_usage(entries: Iterable[Mapping[str, Any]]) -> float:
     if _inside_cassette.get():
         return 0.0  # nothing priced either: the enclosing cassette counts (and warns)
     priced = priced_usage(entries)
-    with _lock:  # priced once and added once: added now
+    with COST.lock:  # priced once and added once: added now
+        by_model = COST.by_model
         for model, cost in priced.costs:
-            _by_model[model] = _by_model.get(model, ModelCost()) + cost
+            by_model[model] = by_model.get(model, ModelCost()) + cost
     return priced.usd
 
 
 def session_cost() -> SessionCost:
     """Tokens by kind, USD and a per-model breakdown of every response this session."""
-    with _lock:
+    with COST.lock:
         _add_pending()
-        by_model = dict(_by_model)
+        by_model = dict(COST.by_model)
     total = sum(by_model.values(), ModelCost())
     return SessionCost(**{f: getattr(total, f) for f in _FIELDS}, by_model=by_model)
 
 
 def reset_session_cost() -> None:
-    with _lock:
-        _pending.clear()
-        _by_model.clear()
+    with COST.lock:
+        COST.pending.clear()
+        COST.by_model.clear()
 
 
 def usage_entries(value: Any) -> list[dict[str, Any]]:

@@ -61,18 +61,35 @@ class Journal:
         return self.count(Event.REPLAYED)
 
 
-_lock = threading.Lock()
-_totals: Counter[Event] = Counter()
-_replayed_cost = [0.0]
-_fixture_dirs: set[Path] = set()
-#: Why answers were not written (the details of ``LIVE`` entries that name a fixture).
-_not_recorded: Counter[str] = Counter()
-_open_journals: list[Journal] = []
+@dataclass(eq=False)
+class JournalState:
+    """The process-wide side of the journal: the run's totals and the journals open
+    now. One instance, ``JOURNAL``; its fields change only under its ``lock``
+    (``folders`` excepted: one ``setdefault``, which the GIL keeps whole)."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    totals: Counter[Event] = field(default_factory=Counter)
+    replayed_cost: float = 0.0
+    fixture_dirs: set[Path] = field(default_factory=set)
+    #: Why answers were not written (the details of ``LIVE`` entries that name a fixture).
+    not_recorded: Counter[str] = field(default_factory=Counter)
+    #: The journals of the ``journal()`` blocks running now.
+    open_journals: list[Journal] = field(default_factory=list)
+    #: One folder object per folder text (``folder_of``): the sets and dicts keyed by
+    #: folders then find each by identity, never comparing two equal paths part by part.
+    folders: dict[str, Path] = field(default_factory=dict)
+
+    def reset(self) -> None:
+        """Forget the run's totals (for tests). Kept: the open journals (each block
+        removes its own) and the folder objects (``folder_of`` keeps returning them)."""
+        with self.lock:
+            self.totals = Counter()
+            self.replayed_cost = 0.0
+            self.fixture_dirs = set()
+            self.not_recorded = Counter()
 
 
-#: One folder object per folder text: the sets and dicts keyed by folders then find
-#: each by identity, never comparing two equal paths part by part.
-_folders: dict[str, Path] = {}
+JOURNAL = JournalState()
 
 
 @lru_cache(maxsize=256)
@@ -81,33 +98,33 @@ def folder_of(path: Path) -> Path:
     ``parent`` builds a new path each time (a replayed fixture's path is one object).
     The fixtures of one folder all get the same object."""
     parent = path.parent
-    return _folders.setdefault(str(parent), parent)
+    return JOURNAL.folders.setdefault(str(parent), parent)
 
 
 def add(event: Event, path: Path | None, cost_usd: float = 0.0, detail: str = "") -> None:
     """Count one entry in the totals and in every open journal."""
     entry = Entry(event, path, cost_usd, detail)
-    with _lock:
-        _totals[event] += 1
+    with JOURNAL.lock:
+        JOURNAL.totals[event] += 1
         if event is Event.REPLAYED:
-            _replayed_cost[0] += cost_usd
+            JOURNAL.replayed_cost += cost_usd
         if path is not None:
-            _fixture_dirs.add(folder_of(path))
+            JOURNAL.fixture_dirs.add(folder_of(path))
             if event is Event.LIVE and detail:
-                _not_recorded[detail] += 1
-        for journal in _open_journals:
+                JOURNAL.not_recorded[detail] += 1
+        for journal in JOURNAL.open_journals:
             journal.entries.append(entry)
 
 
 def add_entry(entry: Entry, folder: Path) -> None:
     """``add`` for an entry made once and added again and again (a replayed fixture's,
     kept with ``folder``, its path's parent)."""
-    with _lock:
-        _totals[entry.event] += 1
+    with JOURNAL.lock:
+        JOURNAL.totals[entry.event] += 1
         if entry.event is Event.REPLAYED:
-            _replayed_cost[0] += entry.cost_usd
-        _fixture_dirs.add(folder)
-        for journal in _open_journals:
+            JOURNAL.replayed_cost += entry.cost_usd
+        JOURNAL.fixture_dirs.add(folder)
+        for journal in JOURNAL.open_journals:
             journal.entries.append(entry)
 
 
@@ -115,21 +132,21 @@ def add_entry(entry: Entry, folder: Path) -> None:
 def journal() -> Iterator[Journal]:
     """Collect the entries noted while the block runs (one test)."""
     current = Journal()
-    with _lock:
-        _open_journals.append(current)
+    with JOURNAL.lock:
+        JOURNAL.open_journals.append(current)
     try:
         yield current
     finally:
-        with _lock:
-            _open_journals.remove(current)
+        with JOURNAL.lock:
+            JOURNAL.open_journals.remove(current)
 
 
 def totals() -> tuple[Counter[Event], float, set[Path]]:
-    with _lock:
-        return Counter(_totals), _replayed_cost[0], set(_fixture_dirs)
+    with JOURNAL.lock:
+        return Counter(JOURNAL.totals), JOURNAL.replayed_cost, set(JOURNAL.fixture_dirs)
 
 
 def not_recorded() -> Counter[str]:
     """Each reason an answer was not written this run ("not recorded: a 401 ..."), counted."""
-    with _lock:
-        return Counter(_not_recorded)
+    with JOURNAL.lock:
+        return Counter(JOURNAL.not_recorded)

@@ -73,20 +73,51 @@ class Verdict:
 #: results are final).
 Judge = Callable[[str], Verdict]
 
-_lock = threading.Lock()
-_used: dict[Path, set[str]] = {}
-_changed: list[Path] = []
-_recorded_usd = [0.0]
-_missing = [False]
-_verdict: list[Verdict] = []
-_judges: list[Judge] = []
-_extra_folders: set[Path] = set()
-#: The test running now (its runner's id), and per folder, fixture name -> the tests
-#: that used it: ``drift`` names the test beside each fixture.
-_current_test = [""]
-_tests: dict[Path, dict[str, set[str]]] = {}
+
+@dataclass(eq=False)
+class RunLedger:
+    """What this process's run record will say: the one owner of the run's state.
+
+    One instance, ``RUN``; its fields change only under its ``lock``. ``reset``
+    (for tests) forgets what the run used and judged; see there for what it keeps."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    #: Per fixtures folder, the names of the fixtures used.
+    used: dict[Path, set[str]] = field(default_factory=dict)
+    #: Fixtures a re-record rewrote with a different answer.
+    changed: list[Path] = field(default_factory=list)
+    recorded_usd: float = 0.0
+    #: A fixture was missing: the process's run is never complete.
+    missing: bool = False
+    #: The test runner's word (``set_verdict``), or None.
+    verdict: Verdict | None = None
+    judges: list[Judge] = field(default_factory=list)
+    #: Folders the record goes to even if this process used none of their fixtures.
+    extra_folders: set[Path] = field(default_factory=set)
+    #: The test running now (its runner's id), and per folder, fixture name -> the
+    #: tests that used it: ``drift`` names the test beside each fixture.
+    current_test: str = ""
+    tests: dict[Path, dict[str, set[str]]] = field(default_factory=dict)
+    #: The record is written at exit (``atexit``, once per process).
+    registered: bool = False
+
+    def reset(self) -> None:
+        """Forget what the run used and judged. Kept: ``registered`` (the exit hook is
+        in place once per process) and ``current_test`` (set and cleared by the
+        runner's ``testing`` block around the test that may call this)."""
+        with self.lock:
+            self.used = {}
+            self.changed = []
+            self.recorded_usd = 0.0
+            self.missing = False
+            self.verdict = None
+            self.judges = []
+            self.extra_folders = set()
+            self.tests = {}
+
+
+RUN = RunLedger()
 _started = time.time()
-_registered: list[bool] = []
 _token = os.urandom(4).hex()
 
 
@@ -107,71 +138,73 @@ def note(event: str, path: Path | None, cost_usd: float = 0.0) -> None:
     """What ``notes.note`` saw: remember the fixture as used by this run."""
     if event not in _USED_EVENTS or path is None:
         return
-    with _lock:
+    with RUN.lock:
         _mark_used(folder_of(path), path.name)
         if event == "recorded":
-            _recorded_usd[0] += cost_usd
+            RUN.recorded_usd += cost_usd
         elif event == "missing":
-            _missing[0] = True
+            RUN.missing = True
 
 
 def note_used(folder: Path, name: str) -> None:
     """``note`` of a replay, for a fixture whose folder and name the caller keeps."""
-    with _lock:
+    with RUN.lock:
         _mark_used(folder, name)
 
 
 def _mark_used(folder: Path, name: str) -> None:
     """The fixture ``name`` in ``folder`` is used by this run, and by the test running
-    now (called under ``_lock``)."""
+    now (called under ``RUN.lock``)."""
     _register()
-    used = _used.get(folder)
+    used = RUN.used.get(folder)
     if used is None:
-        used = _used[folder] = set()
+        used = RUN.used[folder] = set()
     used.add(name)
-    if _current_test[0]:
-        _tests.setdefault(folder, {}).setdefault(name, set()).add(_current_test[0])
+    test = RUN.current_test
+    if test:
+        RUN.tests.setdefault(folder, {}).setdefault(name, set()).add(test)
 
 
 @contextmanager
 def testing(test_id: str) -> Iterator[None]:
     """The fixtures used while the block runs are used by the test ``test_id``."""
-    with _lock:
-        _current_test[0] = test_id
+    with RUN.lock:
+        RUN.current_test = test_id
     try:
         yield
     finally:
-        with _lock:
-            _current_test[0] = ""
+        with RUN.lock:
+            RUN.current_test = ""
 
 
 def _register() -> None:
-    if not _registered:
-        _registered.append(True)
+    """Called under ``RUN.lock``."""
+    if not RUN.registered:
+        RUN.registered = True
         run_id()  # fixed now, before the tests start any child process
         atexit.register(flush)
 
 
 def note_changed(path: Path) -> None:
     """A re-record wrote an answer different from the one on disk."""
-    with _lock:
-        if path not in _changed:
-            _changed.append(path)
+    with RUN.lock:
+        if path not in RUN.changed:
+            RUN.changed.append(path)
 
 
 def recorded_cost() -> float:
-    with _lock:
-        return _recorded_usd[0]
+    with RUN.lock:
+        return RUN.recorded_usd
 
 
 def changed() -> list[Path]:
-    with _lock:
-        return list(_changed)
+    with RUN.lock:
+        return list(RUN.changed)
 
 
 def folders() -> set[Path]:
-    with _lock:
-        return set(_used)
+    with RUN.lock:
+        return set(RUN.used)
 
 
 def set_verdict(
@@ -182,32 +215,32 @@ def set_verdict(
     their fixtures (the pytest-xdist controller, whose workers did; the default
     fixtures folder, so that a shard which used no fixture still counts)."""
     given = complete if isinstance(complete, Verdict) else Verdict(complete, why)
-    with _lock:
-        _verdict[:] = [given]
-        _extra_folders.update(also_in)
+    with RUN.lock:
+        RUN.verdict = given
+        RUN.extra_folders.update(also_in)
 
 
 def add_judge(judge: Judge) -> None:
     """A runner that can judge this process only at its end (unittest)."""
-    with _lock:
-        if judge not in _judges:
-            _judges.append(judge)
+    with RUN.lock:
+        if judge not in RUN.judges:
+            RUN.judges.append(judge)
 
 
 def verdict() -> Verdict:
     """This process's verdict, as it stands now."""
-    with _lock:
-        given = list(_verdict)
-        judges = list(_judges)
-        missing = _missing[0]
+    with RUN.lock:
+        given = RUN.verdict
+        judges = list(RUN.judges)
+        missing = RUN.missing
     command = shlex.join(sys.argv)
     explicit = run_complete_word()
     if missing:
         return Verdict(False, "a fixture was missing", command=command)
     if explicit in ("0", "false", "no"):
         return Verdict(False, f"{COMPLETE_VAR}={explicit}", command=command)
-    if given:
-        return given[0]
+    if given is not None:
+        return given
     if judges:
         return judges[0](explicit)
     if explicit in ("1", "true", "yes"):
@@ -227,12 +260,12 @@ def flush() -> None:
         judged = verdict()
     except Exception as exc:  # a judge's bug must not fail the run
         judged = Verdict(False, f"the verdict could not be made: {exc!r}")
-    with _lock:
-        used = {folder: sorted(names) for folder, names in _used.items()}
-        for folder in _extra_folders:
+    with RUN.lock:
+        used = {folder: sorted(names) for folder, names in RUN.used.items()}
+        for folder in RUN.extra_folders:
             used.setdefault(folder, [])
-        changed_names = [str(p) for p in _changed]
-        users = {f: {n: sorted(t) for n, t in names.items()} for f, names in _tests.items()}
+        changed_names = [str(p) for p in RUN.changed]
+        users = {f: {n: sorted(t) for n, t in names.items()} for f, names in RUN.tests.items()}
     run = run_id()
     for folder, names in used.items():
         record = {

@@ -16,6 +16,7 @@ import os
 import sys
 import threading
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
@@ -28,9 +29,26 @@ _MAX_CHANGED_SHOWN: Final = 5
 #: Reasons for answers not written, named in the line; more are counted.
 _MAX_REASONS_SHOWN: Final = 3
 
-_registered: list[bool] = []
-_lock = threading.Lock()
-_from_workers: list[dict[str, Any]] = []
+
+@dataclass(eq=False)
+class SummaryState:
+    """What the summary line adds to this process's own totals. One instance,
+    ``SUMMARY``; its fields change only under its ``lock``."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    #: Each pytest-xdist worker's totals (``add_worker_totals``).
+    from_workers: list[dict[str, Any]] = field(default_factory=list)
+    #: The line is printed at exit (``atexit``, once per process).
+    registered: bool = False
+
+    def reset(self) -> None:
+        """Forget the workers' totals (for tests). Kept: ``registered`` (the exit hook
+        is in place once per process)."""
+        with self.lock:
+            self.from_workers = []
+
+
+SUMMARY = SummaryState()
 
 
 def _json_files(folder: Path) -> int:
@@ -55,15 +73,15 @@ def worker_totals() -> dict[str, Any]:
 
 def add_worker_totals(totals: dict[str, Any]) -> None:
     """Count a worker's totals in this process's summary (the pytest-xdist controller)."""
-    with _lock:
-        _from_workers.append(totals)
+    with SUMMARY.lock:
+        SUMMARY.from_workers.append(totals)
     register_summary()
 
 
 def _all_totals() -> dict[str, Any]:
     own = worker_totals()
-    with _lock:
-        workers = list(_from_workers)
+    with SUMMARY.lock:
+        workers = list(SUMMARY.from_workers)
     counts: Counter[str] = Counter(own["counts"])
     reasons: Counter[str] = Counter(own["not_recorded"])
     merged = dict(own, folders=set(own["folders"]), changed=list(own["changed"]))
@@ -136,10 +154,10 @@ def print_summary() -> None:
 
 def register_summary() -> None:
     """Print the summary at exit (once per process, whatever the test runner)."""
-    if _registered:  # every note comes here: the common case takes no lock
+    if SUMMARY.registered:  # every note comes here: the common case takes no lock
         return
-    with _lock:
-        if _registered:
+    with SUMMARY.lock:
+        if SUMMARY.registered:
             return
-        _registered.append(True)
+        SUMMARY.registered = True
     atexit.register(print_summary)
