@@ -29,8 +29,10 @@ TIERS = {
 MATRIX = "its outcome can depend on the interpreter or the SDK release: the matrix envs run it"
 
 _PROCESS_EVENTS = frozenset(
-    ("subprocess.Popen", "os.posix_spawn", "os.fork", "os.forkpty", "os.exec", "os.spawn")
-    + ("os.system",)
+    {
+        *("subprocess.Popen", "os.posix_spawn", "os.fork", "os.forkpty", "os.exec"),
+        *("os.spawn", "os.system"),
+    }
 )
 
 

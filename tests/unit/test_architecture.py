@@ -13,6 +13,7 @@ import ast
 import shutil
 import subprocess
 import sys
+import textwrap
 import unittest
 from pathlib import Path
 
@@ -181,3 +182,93 @@ class KindRegistryTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+#: Methods that change a list, dict, set or deque in place.
+_MUTATORS = frozenset(
+    {
+        *("append", "extend", "insert", "remove", "pop", "popitem", "clear", "update"),
+        *("add", "discard", "setdefault", "appendleft", "popleft", "move_to_end", "sort"),
+        "reverse",
+    }
+)
+
+
+def _root_name(node: ast.expr) -> str | None:
+    """``NAME`` for ``NAME``, ``NAME.a.b`` and ``NAME.a[k]``: the module-level name a
+    change through this expression lands on."""
+    while isinstance(node, ast.Attribute | ast.Subscript):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def names_changed_at_run_time(tree: ast.Module) -> set[str]:
+    """Module-level names that functions change: rebound through ``global``, their
+    items assigned or deleted, a mutating method called on them, or (so that a state
+    object counts as the one name it is) an attribute of theirs assigned or mutated."""
+    bound = set()
+    for statement in tree.body:
+        targets = (
+            statement.targets if isinstance(statement, ast.Assign)
+            else [statement.target] if isinstance(statement, ast.AnnAssign | ast.AugAssign)
+            else []
+        )  # fmt: skip
+        for target in targets:
+            bound |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+    changed: set[str] = set()
+    for function in ast.walk(tree):
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for node in ast.walk(function):
+            if isinstance(node, ast.Global):
+                changed |= set(node.names)
+            elif isinstance(node, ast.Subscript | ast.Attribute) and isinstance(
+                node.ctx, ast.Store | ast.Del
+            ):
+                changed.add(_root_name(node) or "")
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in _MUTATORS
+            ):
+                changed.add(_root_name(node.func.value) or "")
+    return changed & bound
+
+
+@pytest.mark.inprocess
+class StateTest(unittest.TestCase):
+    """Process-wide state lives in a few objects with owners (ARCHITECTURE.md, State)."""
+
+    def test_at_most_twenty_module_level_names_change_at_run_time(self) -> None:
+        found = {
+            f"{path.relative_to(ROOT)}: {name}"
+            for path in sorted((ROOT / "vcr_kit").rglob("*.py"))
+            for name in names_changed_at_run_time(ast.parse(path.read_text("utf-8")))
+        }
+        self.assertLessEqual(len(found), 20, "\n".join(sorted(found)))
+
+    def test_the_count_sees_each_kind_of_change(self) -> None:
+        source = textwrap.dedent(
+            """
+            import threading
+            a = 0
+            b = {}
+            c = []
+            d = State()
+            e = State()
+            untouched = []
+            lock = threading.Lock()
+            def f(x):
+                global a
+                a = 1
+                b[x] = 1
+                c.append(x)
+                d.field = x
+                e.items.clear()
+                local = []
+                local.append(x)
+                with lock:
+                    return untouched[0]
+            """
+        )
+        self.assertEqual(names_changed_at_run_time(ast.parse(source)), {"a", "b", "c", "d", "e"})
