@@ -55,26 +55,26 @@ def served(
     path: Path,
     doc: Document,
     kind: str | None = None,
-    request: Any = None,
-    expected: Any = None,
+    live_request: Any = None,
+    stored_request: Any = None,
 ) -> Outcome:
     """``doc`` as a replay, once its shape fits its kind: a fixture that would replay
     wrongly (a 200 with no body, SSE events under a request that asked for JSON) fails
     here, naming the file and the field, before anything reaches the SDK.
 
-    ``request``, when given, is the live request's stored form: an answer is checked
-    against what the SDK will parse it for (a stream or not), whatever the file says.
-    ``expected``, the stored form of the request being replayed, is the request the
-    file must hold (see ``_check_holds``).
+    ``live_request``, when given, is the stored form of the request sent now: an answer
+    is checked against what the SDK will parse it for (a stream or not), whatever the
+    file says. ``stored_request``, the stored form the fixture is named after (every
+    dehydrate rule applied), is the request the file must hold (see ``_check_holds``).
     """
     if kind is not None and doc.get("kind") != kind:
         raise unreadable(path, f"it holds a {doc.get('kind')!r} fixture, not {kind!r}")
     if "response" not in doc:
         raise unreadable(path, "it has no 'response'")
-    if expected is not None and doc.get("request") != expected:
+    if stored_request is not None and doc.get("request") != stored_request:
         _check_holds(path, doc)
-    if request is not None:
-        doc = {**doc, "request": request}
+    if live_request is not None:
+        doc = {**doc, "request": live_request}
     try:
         found = problems(doc, path.name, replay=True)
     except RecursionError:
@@ -114,7 +114,7 @@ def _check_holds(path: Path, doc: Document) -> None:
 
 
 def _lookup(
-    path: Path, settings: Settings, request: Any, kind: str | None
+    path: Path, settings: Settings, stored_request: Any, kind: str | None
 ) -> tuple[Document | None, bool]:
     """The fixture's document, or None, and whether it was read for this call alone."""
     if settings.mode is not Mode.RECORD:
@@ -128,7 +128,7 @@ def _lookup(
     if unusable is not None:
         raise unusable
     if settings.mode is Mode.REPLAY:
-        hint = near_miss_hint(path, request)
+        hint = near_miss_hint(path, stored_request)
         raise FixtureMissingError(replay_missing_message(path, hint), path)
     return None, False
 
@@ -138,21 +138,22 @@ def replay_or_record(
     settings: Settings,
     record: Callable[[], Steps[Document | None]],
     secrets: Secrets = tuple,
-    request: Any = None,
+    stored_request: Any = None,
     *,
     kind: str | None = None,
     live_request: Any = None,
 ) -> Steps[Outcome | None]:
     """Replay the fixture at ``path`` or record it, once across processes and threads.
 
-    ``request`` is the stored form of the request (scanned for secrets before a
-    call, shown in a miss's diff); ``live_request`` the one the answer is checked
-    against on replay (see ``served``). Returns None when the recorder declined to
+    ``stored_request`` is the stored form of the request, the one the fixture is named
+    after (scanned for secrets before a call, shown in a miss's diff); ``live_request``
+    the stored form of the request sent now, the one the answer is checked against on
+    replay (see ``served``). Returns None when the recorder declined to
     save (its live answer is then the caller's to use).
     """
-    doc, uncached = _lookup(path, settings, request, kind)
+    doc, uncached = _lookup(path, settings, stored_request, kind)
     if doc is not None:
-        outcome = served(path, doc, kind, live_request, request)
+        outcome = served(path, doc, kind, live_request, stored_request)
         return outcome._replace(large=True) if uncached else outcome
     wait = LockWait(path, settings.lock_timeout)
     while not wait.try_acquire():
@@ -161,9 +162,9 @@ def replay_or_record(
         if settings.mode is Mode.AUTO:  # single flight: another process may have recorded it
             doc = read_document(path)
             if doc is not None:
-                return served(path, doc, kind, live_request, request)
+                return served(path, doc, kind, live_request, stored_request)
         known = list(secrets())
-        temp = check_before_paying(path, request, known)
+        temp = check_before_paying(path, stored_request, known)
         try:
             recorded = yield from record()
         except BaseException:
@@ -184,12 +185,12 @@ def fetch(
     settings: Settings,
     record: Callable[[], Document | None],
     secrets: Secrets = tuple,
-    request: Any = None,
+    stored_request: Any = None,
     *,
     kind: str | None = None,
 ) -> Outcome | None:
     """``replay_or_record`` for a blocking ``record``."""
-    steps = replay_or_record(path, settings, lambda: once(record), secrets, request, kind=kind)
+    steps = replay_or_record(path, settings, lambda: once(record), secrets, stored_request, kind=kind)
     return run_blocking(steps)
 
 
@@ -198,11 +199,11 @@ async def afetch(
     settings: Settings,
     record: Callable[[], Awaitable[Document | None]],
     secrets: Secrets = tuple,
-    request: Any = None,
+    stored_request: Any = None,
     *,
     kind: str | None = None,
 ) -> Outcome | None:
     """``replay_or_record`` for an async ``record``: waits for the lock without blocking
     the event loop."""
-    steps = replay_or_record(path, settings, lambda: once(record), secrets, request, kind=kind)
+    steps = replay_or_record(path, settings, lambda: once(record), secrets, stored_request, kind=kind)
     return await run_awaiting(steps)

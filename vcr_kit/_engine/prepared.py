@@ -109,7 +109,7 @@ def _facts(path: Path, fixture: CachedFixture) -> dict[str, Any] | None:
     if "facts" not in memo:
         doc = fixture.doc
         try:
-            served(path, doc, "http", doc["request"])
+            served(path, doc, "http", live_request=doc["request"])
             response = doc["response"]
             request_bytes = canonical_json(doc["request"])
             memo["facts"] = {
