@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from vcr_kit._cli import main
-from vcr_kit._core.keys import http_name
+from vcr_kit._core.fixture_names import http_name
 from vcr_kit._ledger import runs as _runrecord
 from vcr_kit._store.files import serialize_document
 

@@ -15,7 +15,7 @@ import pytest
 import vcr_kit
 from tests.support.env import patch_env, temp_dir
 from vcr_kit._cli import main
-from vcr_kit._core.keys import fixture_name
+from vcr_kit._core.fixture_names import fixture_name
 
 pytestmark = pytest.mark.child
 

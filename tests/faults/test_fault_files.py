@@ -46,7 +46,7 @@ from tests.support.env import (
 )
 from tests.support.loopback_case import create
 from tests.support.sdk_scenarios import MODEL, recording_key
-from vcr_kit._core.keys import fixture_name, http_name
+from vcr_kit._core.fixture_names import fixture_name, http_name
 from vcr_kit._ledger.journal import Event, journal
 
 ROOT = Path(__file__).resolve().parents[2]

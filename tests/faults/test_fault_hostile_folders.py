@@ -42,7 +42,7 @@ from tests.support.cli_support import cli
 from tests.support.env import environ_without_vcr, run_captured, vcr_environ
 from tests.support.loopback_case import create
 from tests.support.sdk_scenarios import recording_key
-from vcr_kit._core.keys import fixture_name
+from vcr_kit._core.fixture_names import fixture_name
 
 pytestmark = pytest.mark.child
 

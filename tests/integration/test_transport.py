@@ -19,7 +19,7 @@ import pytest
 import vcr_kit
 from tests.support.env import patch_env, reordered, run_spawned, start_server, temp_dir
 from tests.support.sdk_scenarios import MODEL, WEATHER_TOOL, fixture_files, recording_key, sent_key
-from vcr_kit._core.http_request import request_key
+from vcr_kit._core.http_request import name_and_stored
 from vcr_kit._core.httplib import sdk_library
 from vcr_kit._engine.http_codec import rebuild_response, store_response
 from vcr_kit._ledger import journal as _journal
@@ -61,7 +61,7 @@ def sdk_body(text: str, **extra: Any) -> dict[str, Any]:
 
 
 def fixture_path(folder: Path, body: Any) -> Path:
-    return folder / request_key(raw_request(body))[0]
+    return folder / name_and_stored(raw_request(body))[0]
 
 
 class EnvTestCase(unittest.TestCase):
@@ -122,8 +122,8 @@ class RequestKeyTest(unittest.TestCase):
             ],
         )
         self.assertNotEqual(first.content, second.content)
-        self.assertEqual(request_key(first), request_key(second))
-        name, stored = request_key(first)
+        self.assertEqual(name_and_stored(first), name_and_stored(second))
+        name, stored = name_and_stored(first)
         self.assertRegex(name, r"\Apost-v1-messages-[0-9a-f]{12}\.json\Z")
         self.assertEqual(stored, {"method": "POST", "path": "/v1/messages", "body": BODY})
 
@@ -140,16 +140,18 @@ class RequestKeyTest(unittest.TestCase):
             "stream": {**BODY, "stream": True},
             "messages": {**BODY, "messages": [{"role": "user", "content": "Hello"}]},
         }
-        names = {label: request_key(raw_request(body))[0] for label, body in variants.items()}
+        names = {label: name_and_stored(raw_request(body))[0] for label, body in variants.items()}
         self.assertEqual(len(set(names.values())), len(variants), names)
         count = http.Request("POST", API + "/v1/messages/count_tokens", json=BODY)
-        self.assertNotIn(request_key(count)[0], names.values())
-        self.assertTrue(request_key(count)[0].startswith("post-v1-messages-count-tokens-"))
+        self.assertNotIn(name_and_stored(count)[0], names.values())
+        self.assertTrue(name_and_stored(count)[0].startswith("post-v1-messages-count-tokens-"))
 
     def test_anthropic_beta_header_is_part_of_the_key(self) -> None:
-        plain = request_key(raw_request(BODY))
-        beta = request_key(raw_request(BODY, headers=[("anthropic-beta", "files-api-2025-04-14")]))
-        other = request_key(
+        plain = name_and_stored(raw_request(BODY))
+        beta = name_and_stored(
+            raw_request(BODY, headers=[("anthropic-beta", "files-api-2025-04-14")])
+        )
+        other = name_and_stored(
             raw_request(BODY, headers=[("anthropic-beta", "mcp-client-2025-04-04")])
         )
         self.assertEqual(len({plain[0], beta[0], other[0]}), 3)
@@ -340,7 +342,7 @@ class CorruptFixtureTest(ServerTestCase):
 
     def test_a_fixture_that_cannot_be_rebuilt_is_reported_not_retried(self) -> None:
         body = sdk_body("Half")
-        _, stored = request_key(raw_request(body))
+        _, stored = name_and_stored(raw_request(body))
         document = {"vcr_kit_format": 1, "kind": "http", "request": stored, "response": {}}
         path = self.write(body, json.dumps(document).encode())
         error = self.replay("Half")

@@ -113,10 +113,10 @@ class LayersContractTest(unittest.TestCase):
         self.assertIn("Contracts: 1 kept, 0 broken.", done.stdout)
 
     def test_an_import_that_climbs_a_layer_breaks_the_contract(self) -> None:
-        done = self.lint_with("_core/keys.py", "from .._seams import hosts")
+        done = self.lint_with("_core/fixture_names.py", "from .._seams import hosts")
         self.assertEqual(done.returncode, 1, done.stdout + done.stderr)
         self.assertIn("Contracts: 0 kept, 1 broken.", done.stdout)
-        self.assertIn("vcr_kit._core.keys -> vcr_kit._seams.hosts", done.stdout)
+        self.assertIn("vcr_kit._core.fixture_names -> vcr_kit._seams.hosts", done.stdout)
 
     def test_an_import_between_siblings_breaks_the_contract(self) -> None:
         done = self.lint_with("_store/files.py", "from .._ledger import runs")

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from vcr_kit._core import ids as _ids
-from vcr_kit._core.http_request import request_key
+from vcr_kit._core.fixture_names import http_name
+from vcr_kit._core.http_request import name_and_stored
 from vcr_kit._core.httplib import sdk_library
-from vcr_kit._core.keys import http_name
 from vcr_kit.dehydrate import hydrate_json
 
 pytestmark = pytest.mark.inprocess
@@ -67,7 +67,7 @@ class CommittedKeysTest(unittest.TestCase):
                             request.method, request.url, headers=request.headers,
                             content=text.encode("utf-8"),
                         )
-                    name, again = request_key(request)
+                    name, again = name_and_stored(request)
                     self.assertEqual(name, path.name)
                     self.assertEqual(again, stored)
 

@@ -18,7 +18,7 @@ from tests.support.env import environ_without_vcr
 from tests.unit.test_committed_keys import HTTP_FIXTURES, rebuilt_request
 from vcr_kit._core import canonical_json as _fastjson
 from vcr_kit._core import ids as _ids
-from vcr_kit._core.http_request import request_key
+from vcr_kit._core.http_request import name_and_stored
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -94,7 +94,7 @@ class FastCanonicalTest(unittest.TestCase):
             "POST", "https://api.anthropic.com/v1/messages", content=b'{"temperature": NaN}'
         )
         with self.assertRaises(TypeError):
-            request_key(request)
+            name_and_stored(request)
 
 
 @pytest.mark.child
@@ -107,19 +107,19 @@ class PurePathTest(unittest.TestCase):
         for path in HTTP_FIXTURES:
             stored = json.loads(path.read_text(encoding="utf-8"))["request"]
             with mock.patch.object(_fastjson, "_dumps", None):
-                pure = request_key(rebuilt_request(stored))
-            fast = request_key(rebuilt_request(stored))
+                pure = name_and_stored(rebuilt_request(stored))
+            fast = name_and_stored(rebuilt_request(stored))
             self.assertEqual(pure, fast)
             self.assertEqual(pure[0], path.name)
 
     def test_committed_fixtures_are_named_by_the_quick_key_too(self) -> None:
-        from vcr_kit._core.http_request import quick_key
+        from vcr_kit._core.http_request import quick_name
 
         if not _fastjson.available():
             self.skipTest("orjson is not in use: there is no quick key")
         for path in HTTP_FIXTURES:
             stored = json.loads(path.read_text(encoding="utf-8"))["request"]
-            quick = quick_key(rebuilt_request(stored))
+            quick = quick_name(rebuilt_request(stored))
             if stored.get("body") is None:  # nothing to parse: the exact way
                 self.assertIsNone(quick)
                 continue

@@ -33,7 +33,7 @@ from vcr_kit import (
     fixture,
 )
 from vcr_kit._core.config import activated
-from vcr_kit._core.keys import fixture_name
+from vcr_kit._core.fixture_names import fixture_name
 from vcr_kit._store.files import LOCK_FOLDER
 
 KEY_SHAPED = "sk-ant-api03-" + "Ab3_-" * 8  # 40 characters after the prefix

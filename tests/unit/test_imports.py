@@ -20,7 +20,7 @@ import sys
 import vcr_kit
 after_import = sorted(m for m in sys.modules if m.startswith("vcr_kit"))
 from vcr_kit import dehydrate
-from vcr_kit._core import keys as _keys
+from vcr_kit._core import fixture_names as _keys
 print(dehydrate.dehydrate('cost_usd="0.3"'), _keys.fixture_name({"q": 1}, "answer"))
 with vcr_kit.fixture({"q": 1}, "answer", mode="auto", fixtures_dir=sys.argv[1]) as f:
     print(f.play(lambda: {"a": 42}))

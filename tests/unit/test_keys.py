@@ -1,4 +1,4 @@
-"""``vcr_kit._core.keys``: fixture names are content hashes of the dehydrated request.
+"""``vcr_kit._core.fixture_names``: fixture names are content hashes of the dehydrated request.
 
 The expected names are pinned as literals (computed once with hashlib, shown
 next to them), so any change of the naming scheme breaks these tests: a change
@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from tests.support.env import patch_env, reordered, working_dir
 from vcr_kit import ConfigError
-from vcr_kit._core.keys import (
+from vcr_kit._core.fixture_names import (
     MAX_NAME_LENGTH,
     cassette_name,
     fixture_name,

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from vcr_kit._cli.mcp_http import default_name, parse_header
-from vcr_kit._mcp.fixtures import request_key
+from vcr_kit._mcp.fixtures import mcp_stored_request
 from vcr_kit._mcp.upstream import sse_messages
 
 pytestmark = pytest.mark.inprocess
@@ -56,7 +56,7 @@ class RequestKeyTest(unittest.TestCase):
         request = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
                    "params": {"name": "now", "_meta": meta}}  # fmt: skip
         self.assertEqual(
-            request_key("clock", request),
+            mcp_stored_request("clock", request),
             {"server": "clock", "method": "tools/call", "params": {"name": "now"}},
         )
 

@@ -20,15 +20,15 @@ from hypothesis import strategies as st
 
 from vcr_kit._core import canonical_json as fastjson
 from vcr_kit._core.canonical_json import holds_huge_float
+from vcr_kit._core.fixture_names import canonical_json
 from vcr_kit._core.http_request import (
-    quick_key,
+    quick_name,
     quick_parts,
     request_parts,
     undehydrated_bytes,
-    undehydrated_key,
+    undehydrated_name,
 )
 from vcr_kit._core.httplib import sdk_library
-from vcr_kit._core.keys import canonical_json
 
 pytestmark = pytest.mark.inprocess
 
@@ -107,7 +107,7 @@ class RequestPartsTest(unittest.TestCase):
         parts = request_parts(request(body))
         self.assertEqual(undehydrated_bytes(parts), standard_bytes(parts.stored))
         digest = hashlib.sha1(standard_bytes(parts.stored)).hexdigest()
-        self.assertEqual(undehydrated_key(parts)[1], digest)
+        self.assertEqual(undehydrated_name(parts)[1], digest)
 
 
 @unittest.skipUnless(fastjson.available(), "orjson is not in use: there is no quick key")
@@ -121,7 +121,7 @@ class QuickKeyTest(unittest.TestCase):
     def assert_served_only_as_the_exact_key_would(self, content: bytes) -> None:
         quick = quick_parts(raw_request(content))
         if quick is None:  # orjson refused it: the exact way runs, as before
-            self.assertIsNone(quick_key(raw_request(content)))
+            self.assertIsNone(quick_name(raw_request(content)))
             return
         data = quick[1]
         # A fixture these bytes can name: the standard library wrote its request.
@@ -130,7 +130,7 @@ class QuickKeyTest(unittest.TestCase):
             return  # no such fixture, or one that replay leaves to the exact way
         exact = request_parts(raw_request(content))
         self.assertEqual(undehydrated_bytes(exact), data)
-        self.assertEqual(undehydrated_key(exact), quick_key(raw_request(content)))
+        self.assertEqual(undehydrated_name(exact), quick_name(raw_request(content)))
 
     @settings(max_examples=300, deadline=None)
     @given(bodies)
@@ -162,7 +162,7 @@ class QuickKeyTest(unittest.TestCase):
             "messages": [{"role": "user", "content": "Grüße, 世界 \u2028 \\ \""}],
             "metadata": {"user_id": "someone"},
         }
-        self.assertEqual(quick_key(request(body)), undehydrated_key(request_parts(request(body))))
+        self.assertEqual(quick_name(request(body)), undehydrated_name(request_parts(request(body))))
 
     def test_a_huge_integer_is_why_a_fixture_with_a_huge_float_is_left_to_the_exact_way(
         self,
@@ -170,10 +170,10 @@ class QuickKeyTest(unittest.TestCase):
         # orjson makes 2**64 + 1 the float 2**64: the quick key of a request holding the
         # integer is the exact key of one that held the float, which is not this request.
         huge = 2**64 + 1
-        quick = quick_key(request({"x": huge}))
+        quick = quick_name(request({"x": huge}))
         assert quick is not None
-        self.assertEqual(quick, undehydrated_key(request_parts(request({"x": float(huge)}))))
-        self.assertNotEqual(quick, undehydrated_key(request_parts(request({"x": huge}))))
+        self.assertEqual(quick, undehydrated_name(request_parts(request({"x": float(huge)}))))
+        self.assertNotEqual(quick, undehydrated_name(request_parts(request({"x": huge}))))
         parsed = quick_parts(request({"x": huge}))
         assert parsed is not None
         self.assertTrue(holds_huge_float(json.loads(parsed[1])))
@@ -182,7 +182,7 @@ class QuickKeyTest(unittest.TestCase):
         for content in (b"", b"not json", b'{"x": NaN}', b'"\\ud800"', b"\xff",
                         b'"\xed\xa0\x80"', b'\xef\xbb\xbf{"x": 1}'):
             with self.subTest(content=content):
-                self.assertIsNone(quick_key(raw_request(content)))
+                self.assertIsNone(quick_name(raw_request(content)))
 
     def test_huge_floats_are_told_from_the_rest(self) -> None:
         self.assertFalse(holds_huge_float({"a": [0.5, -1e18, 2**70, "1e30"], "b": None}))

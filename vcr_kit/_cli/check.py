@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .._core.keys import validate_name
+from .._core.fixture_names import validate_name
 from .._core.paths import display_path
 from .._core.schema import problems
 from .._store.files import read_fixture_bytes

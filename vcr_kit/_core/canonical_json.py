@@ -17,7 +17,7 @@ change a key would orphan committed fixtures). ``VCR_PURE_JSON=1`` turns it off.
 
 Replay also parses a request with orjson first (``quick_loads``, ``quick_canonical``):
 a look-up key only, whose fixture is served when the exact parse would name the same
-one (``_core.http_request.quick_key``, ``_engine.prepared.prepared_replay``).
+one (``_core.http_request.quick_name``, ``_engine.prepared.prepared_replay``).
 """
 
 from __future__ import annotations

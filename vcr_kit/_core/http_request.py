@@ -19,21 +19,21 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple
 from ..dehydrate import dehydrate_json, json_text_may_change
 from .canonical_json import available as fast_json_available
 from .canonical_json import quick_canonical, quick_loads
+from .fixture_names import canonical_json, http_name, http_name_and_digest
 from .httplib import library_of
 from .ids import holds_quoted_ids, live_ids_in, quoted_tokens
-from .keys import canonical_json, http_key_of, http_name
 
 if TYPE_CHECKING:  # at run time a request may be httpx2's or httpx's (anthropic 0.x): same API
     import httpx2
 
 __all__ = [
     "RequestParts",
-    "quick_key",
+    "name_and_stored",
+    "quick_name",
     "quick_parts",
-    "request_key",
     "request_parts",
     "undehydrated_bytes",
-    "undehydrated_key",
+    "undehydrated_name",
     "with_live_ids",
 ]
 
@@ -82,7 +82,7 @@ class RequestParts(NamedTuple):
 
 
 def request_parts(request: httpx2.Request) -> RequestParts:
-    """``request`` parsed into its stored form, no rule applied yet (``request_key``
+    """``request`` parsed into its stored form, no rule applied yet (``name_and_stored``
     applies them; replay first tries the fixture of the form as it is)."""
     body_bytes = request.content
     body: Any
@@ -109,8 +109,8 @@ def request_parts(request: httpx2.Request) -> RequestParts:
     return RequestParts(_stored(request, body), finite, text, floats=floats or not finite)
 
 
-def quick_key(request: httpx2.Request) -> tuple[str, str] | None:
-    """``undehydrated_key`` of ``request`` with its body parsed by orjson: the look-up of
+def quick_name(request: httpx2.Request) -> tuple[str, str] | None:
+    """``undehydrated_name`` of ``request`` with its body parsed by orjson: the look-up of
     the common replay, about twice as fast on a long conversation. None where orjson is
     not in use, or refuses the body, or it is empty (the exact way costs nothing then).
 
@@ -123,12 +123,12 @@ def quick_key(request: httpx2.Request) -> tuple[str, str] | None:
     if quick is None:
         return None
     stored, data = quick
-    return http_key_of(stored["method"], stored["path"], data)
+    return http_name_and_digest(stored["method"], stored["path"], data)
 
 
 def quick_parts(request: httpx2.Request) -> tuple[dict[str, Any], bytes] | None:
     """The stored form of ``request`` as orjson parses its body, and its canonical bytes
-    as orjson writes them (``quick_key`` hashes them), or None (see ``quick_key``)."""
+    as orjson writes them (``quick_name`` hashes them), or None (see ``quick_name``)."""
     body_bytes = request.content
     if not body_bytes or not fast_json_available():
         return None
@@ -168,12 +168,12 @@ def _stored(request: httpx2.Request, body: Any) -> dict[str, Any]:
     return stored
 
 
-def undehydrated_key(parts: RequestParts) -> tuple[str, str]:
+def undehydrated_name(parts: RequestParts) -> tuple[str, str]:
     """The name ``parts`` would have if no rule changed it, and the whole SHA1 of the
     canonical bytes it was hashed from (``undehydrated_bytes``): what a fixture's stored
     request is compared with, standing for those bytes."""
     stored = parts.stored
-    return http_key_of(stored["method"], stored["path"], undehydrated_bytes(parts))
+    return http_name_and_digest(stored["method"], stored["path"], undehydrated_bytes(parts))
 
 
 def undehydrated_bytes(parts: RequestParts) -> bytes:
@@ -181,14 +181,14 @@ def undehydrated_bytes(parts: RequestParts) -> bytes:
     return canonical_json(parts.stored, finite=parts.finite, floats=parts.floats)
 
 
-def request_key(
+def name_and_stored(
     request: httpx2.Request,
     parts: RequestParts | None = None,
     undehydrated: tuple[str, str] | None = None,
 ) -> tuple[str, dict[str, Any]]:
     """The fixture name and the stored (dehydrated) form of ``request`` (``parts``:
     the request already parsed by ``request_parts``; ``undehydrated``: its
-    ``undehydrated_key``, if the caller has it, whose name is the answer when no rule
+    ``undehydrated_name``, if the caller has it, whose name is the answer when no rule
     can change the request)."""
     if parts is None:
         parts = request_parts(request)

@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final, TypeGuard
 
-from .keys import cassette_name, fixture_name, http_name, token_count_name
+from .fixture_names import cassette_name, fixture_name, http_name, token_count_name
 from .storable import answer_refusal, error_refusal, stream_refusal
 
 __all__ = ["KINDS", "CannotRekey", "FixtureKind", "check_usage", "sdk_stream_refusal"]

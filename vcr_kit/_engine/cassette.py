@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from .._core.config import Mode, Settings, is_active, load_settings
+from .._core.fixture_names import fixture_name
 from .._core.jsonable import to_jsonable
-from .._core.keys import fixture_name
 from .._core.paths import display_path
 from .._core.schema import FORMAT_KEY, FORMAT_VERSION, Document, problems
 from .._ledger.cost import counted_by_caller

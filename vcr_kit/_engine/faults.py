@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from .._core.config import faults_from_environment
 from .._core.faults import Fault, Kind, Schedule, Spec, facts_of, parse_spec
-from .._core.http_request import request_key
+from .._core.http_request import name_and_stored
 from .._core.httplib import library_of
 from .._ledger.notes import Event, note
 from .live import to_local_proxy
@@ -356,7 +356,7 @@ def decide(
         return None
     try:
         body = bytes(request.content)
-        name = request_key(request)[0]
+        name = name_and_stored(request)[0]
     except Exception:  # a body not read yet, a request with no key: the recorder says why
         return None
     fault = plan.schedule.next_fault(facts_of(name, body))

@@ -190,7 +190,9 @@ def fetch(
     kind: str | None = None,
 ) -> Outcome | None:
     """``replay_or_record`` for a blocking ``record``."""
-    steps = replay_or_record(path, settings, lambda: once(record), secrets, stored_request, kind=kind)
+    steps = replay_or_record(
+        path, settings, lambda: once(record), secrets, stored_request, kind=kind
+    )
     return run_blocking(steps)
 
 
@@ -205,5 +207,7 @@ async def afetch(
 ) -> Outcome | None:
     """``replay_or_record`` for an async ``record``: waits for the lock without blocking
     the event loop."""
-    steps = replay_or_record(path, settings, lambda: once(record), secrets, stored_request, kind=kind)
+    steps = replay_or_record(
+        path, settings, lambda: once(record), secrets, stored_request, kind=kind
+    )
     return await run_awaiting(steps)

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from .._core.canonical_json import holds_huge_float
+from .._core.fixture_names import canonical_json, sha1_hex
 from .._core.ids import IdPieces, split_at_ids
-from .._core.keys import canonical_json, sha1_hex
 from .._core.schema import Document
 from .._ledger.cost import priced_usage, prices_state
 from .._ledger.notes import ReplayNote, replay_note
@@ -46,9 +46,9 @@ Prepared = tuple[Path, CachedFixture]
 def prepared_replay(
     folder: Path, undehydrated: tuple[str, str], *, quick: bool = False
 ) -> Prepared | None:
-    """The fixture that answers a request whose ``undehydrated_key`` is
+    """The fixture that answers a request whose ``undehydrated_name`` is
     ``undehydrated`` when the request holds nothing a rule changes, or None when that
-    is not certain (the full way decides then). ``quick``: the key is ``quick_key``'s,
+    is not certain (the full way decides then). ``quick``: the key is ``quick_name``'s,
     from orjson's parse, which is the exact parse unless the bytes hold a float that
     may have been a huge integer: a fixture whose request holds one is left to the
     exact way."""

@@ -21,10 +21,10 @@ from .._core.config import Mode, Settings, cloud_base_urls, load_settings
 from .._core.credentials import credentials_in, has_real_key, uses_stand_in_key
 from .._core.http_request import (
     RequestParts,
-    quick_key,
-    request_key,
+    name_and_stored,
+    quick_name,
     request_parts,
-    undehydrated_key,
+    undehydrated_name,
     with_live_ids,
 )
 from .._core.platforms import platform_of
@@ -150,14 +150,14 @@ class HttpRecorder:
         try:
             folder = self.settings.fixtures_dir
             if self._quick_first and self.settings.mode is not Mode.RECORD:
-                quick = quick_key(request)  # the body parsed by orjson, when it is in use
+                quick = quick_name(request)  # the body parsed by orjson, when it is in use
                 found = None if quick is None else prepared_replay(folder, quick, quick=True)
                 if found is not None:
                     return LookedUp(self._replayed(*found, request), None, None)
             parts = request_parts(request)  # the exact parse, which every other way needs
             if self.settings.mode is Mode.RECORD:
                 return LookedUp(None, parts, None)
-            undehydrated = undehydrated_key(parts)
+            undehydrated = undehydrated_name(parts)
             found = prepared_replay(folder, undehydrated)
             self._quick_first = found is not None  # the next request is likely alike
             if found is None:
@@ -186,7 +186,7 @@ class HttpRecorder:
             parts = looked.parts if looked.parts is not None else request_parts(request)
             undehydrated = looked.undehydrated
             # A miss that no rule can change keeps the name just computed (not hashed again).
-            name, stored_request = request_key(request, parts, undehydrated)
+            name, stored_request = name_and_stored(request, parts, undehydrated)
             path = self.settings.fixtures_dir / name
             ids: dict[str, str] = {}
 
@@ -306,7 +306,7 @@ class HttpRecorder:
         again on each attempt: it becomes a ``FixtureCorruptError`` naming the fixture.
         """
         try:
-            path: Path | None = self.settings.fixtures_dir / request_key(request)[0]
+            path: Path | None = self.settings.fixtures_dir / name_and_stored(request)[0]
         except Exception:  # the key itself failed: there is no file to name
             path = None
         if path is not None and not path.is_file():

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from .._core.config import Mode
+from .._core.fixture_names import cassette_name, message_content, token_count_name
 from .._core.jsonable import to_jsonable
-from .._core.keys import cassette_name, message_content, token_count_name
 from .._core.kinds import sdk_stream_refusal
 from .._ledger.cost import usage_entries
 from .._ledger.notes import Event, note

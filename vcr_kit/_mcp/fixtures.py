@@ -26,7 +26,7 @@ __all__ = [
     "Unanswered",
     "answer_from_fixtures",
     "error_answer",
-    "request_key",
+    "mcp_stored_request",
 ]
 
 #: Fixture files are ``mcp-<12 hex>.json``.
@@ -44,7 +44,7 @@ class Unanswered(Exception):
     JSON-RPC error saying why, and nothing is stored."""
 
 
-def request_key(server: str, request: dict[str, Any]) -> dict[str, Any]:
+def mcp_stored_request(server: str, request: dict[str, Any]) -> dict[str, Any]:
     """What names ``request``'s fixture: the server, the method, the params but ``_meta``."""
     params = request.get("params")
     if isinstance(params, dict):
@@ -68,7 +68,7 @@ def answer_from_fixtures(
     """The ``result`` or ``error`` of ``request``: replayed, else ``ask(request)``
     (the server's answer without its id), recorded. A miss, a refused write or an
     ``Unanswered`` is a JSON-RPC error for the client, never an exception."""
-    key = request_key(server, request)
+    key = mcp_stored_request(server, request)
     try:
         with fixture(key, FIXTURE_NAME, mode=mode, fixtures_dir=fixtures_dir) as f:
             answer: dict[str, Any] = f.play(lambda: ask(request))

@@ -3,7 +3,7 @@
 In-process interception cannot see a child process (Claude Code, claude-agent-sdk,
 a Node service, curl); all of them honour ``ANTHROPIC_BASE_URL``. This server
 answers on 127.0.0.1 through the same ``HttpRecorder`` as the in-process client:
-the same keys (``request_key``), store, locks, single flight, secret scan,
+the same fixture names (``name_and_stored``), store, locks, single flight, secret scan,
 journal and summary, so a fixture recorded here replays in-process and back.
 
 Why ``http.server.ThreadingHTTPServer``: no new dependency, and a thread per
@@ -32,7 +32,7 @@ from typing import Any, Final
 
 from .._core.config import Mode, base_url, base_url_set_to
 from .._core.credentials import has_child_credentials, has_real_key, stand_in_key_while
-from .._core.http_request import request_key
+from .._core.http_request import name_and_stored
 from .._core.httplib import sdk_library
 from .._engine.faults import decide
 from .._engine.live import add_local_proxy, remove_local_proxy
@@ -419,7 +419,7 @@ class _Exchange:
         here, on a live call only: a replay never needs it."""
         if self.recorder is None or self.recorder.settings.mode is Mode.OFF:
             return ""
-        return request_key(self.request)[0]
+        return name_and_stored(self.request)[0]
 
     def live(self, request: Any) -> Any:
         """Send ``request`` upstream; forward the answer as it comes; return it whole."""

@@ -138,10 +138,10 @@ def http_name(
 
 def http_name_of(method: str, path: str, canonical: bytes) -> str:
     """``http_name`` of a key whose canonical JSON is ``canonical``."""
-    return http_key_of(method, path, canonical)[0]
+    return http_name_and_digest(method, path, canonical)[0]
 
 
-def http_key_of(method: str, path: str, canonical: bytes) -> tuple[str, str]:
+def http_name_and_digest(method: str, path: str, canonical: bytes) -> tuple[str, str]:
     """``http_name_of``, and the whole SHA1 of ``canonical`` (the name holds 12 of its 40
     hex digits): what stands for those bytes where two keys are compared."""
     digest = sha1_hex(canonical)
