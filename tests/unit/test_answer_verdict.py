@@ -18,10 +18,10 @@ from vcr_kit._core.answer_verdict import (
     BENIGN,
     IDENTICAL,
     REGRESSION,
-    assemble_stream,
     compare_answers,
     compare_documents,
 )
+from vcr_kit._core.stream_message import assemble_message
 
 _WORDS = st.text(alphabet=string.ascii_letters + " .,!", min_size=1, max_size=40)
 _KEYS = st.text(alphabet=string.ascii_lowercase, min_size=1, max_size=8)
@@ -157,7 +157,7 @@ class PropertyTest(unittest.TestCase):
     @settings(max_examples=60, deadline=None)
     @given(messages())
     def test_the_stream_assembles_the_message(self, message: dict[str, Any]) -> None:
-        assembled = assemble_stream(events_of(message))
+        assembled = assemble_message(e["data"] for e in events_of(message))
         assert assembled is not None
         self.assertEqual(assembled["content"], message["content"])
         self.assertEqual(assembled["stop_reason"], message["stop_reason"])
