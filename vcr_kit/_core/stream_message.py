@@ -46,7 +46,8 @@ _TEXT_DELTAS: Final = {"text_delta": "text", "thinking_delta": "thinking"}
 
 def start_snapshot(event: Any) -> dict[str, Any] | None:
     """The message a ``message_start`` event starts (a copy the fold may change: its
-    content blocks and usage copied too), or None for any other event."""
+    content blocks and usage copied too, usage ``{}`` where it has none, so that
+    ``message_delta`` counts have a place), or None for any other event."""
     if not isinstance(event, Mapping) or event.get("type") != "message_start":
         return None
     message = event.get("message")
