@@ -19,10 +19,10 @@ from vcr_kit._core.answer_verdict import (
     BENIGN,
     IDENTICAL,
     REGRESSION,
-    assemble_stream,
     compare_answers,
     compare_documents,
 )
+from vcr_kit._core.stream_message import assemble_message
 
 pytestmark = pytest.mark.inprocess
 
@@ -160,7 +160,7 @@ class PropertyTest(unittest.TestCase):
     @settings(max_examples=60, deadline=None)
     @given(messages())
     def test_the_stream_assembles_the_message(self, message: dict[str, Any]) -> None:
-        assembled = assemble_stream(events_of(message))
+        assembled = assemble_message(e["data"] for e in events_of(message))
         assert assembled is not None
         self.assertEqual(assembled["content"], message["content"])
         self.assertEqual(assembled["stop_reason"], message["stop_reason"])
@@ -220,6 +220,39 @@ class ReasonsTest(unittest.TestCase):
                          _message(_tool("w", city="Rome"), stop="tool_use")),
             ("benign: tool w input: other values",),
         )
+
+    def test_a_tool_input_cut_short_is_the_object_read_so_far(self) -> None:
+        # A stream's tool input is read as the SDK reads it (partial JSON): the live
+        # input below is {city: string} now; it was its text (a string) before.
+        called = _message(_tool("w", city="Paris", unit="C"), stop="tool_use")
+        cut = stream(_message(_tool("w", city="Paris", unit="C"), stop="max_tokens"))
+        data = next(e["data"] for e in cut["events"] if e["event"] == "content_block_delta")
+        data["delta"]["partial_json"] = '{"city": "Paris", "unit'
+        self.assertEqual(
+            compare_answers(stream(called), cut).reasons,
+            ("regression: truncated by max_tokens (stop reason was tool_use)",
+             "regression: tool w input {city: string, unit: string} -> {city: string}"),
+        )
+
+    def test_other_citations_of_the_same_text_are_benign(self) -> None:
+        # A stream's citations_delta events are assembled into the text block, as the
+        # SDK does: other citations are a benign change now (identical before).
+        def cited(text: str) -> dict[str, Any]:
+            answer = stream(_message(_text("The sky is blue.")))
+            events = answer["events"]
+            at = next(n for n, e in enumerate(events) if e["event"] == "content_block_delta")
+            events[at - 1]["data"]["content_block"]["citations"] = []
+            citation = {"type": "char_location", "cited_text": text, "document_index": 0,
+                        "document_title": None, "start_char_index": 0,
+                        "end_char_index": len(text)}
+            events.insert(at, {"event": "content_block_delta", "data": {
+                "type": "content_block_delta", "index": 0,
+                "delta": {"type": "citations_delta", "citation": citation}}})
+            return answer
+
+        self.assertEqual(compare_answers(cited("blue"), cited("blue")).verdict, IDENTICAL)
+        self.assertEqual(compare_answers(cited("the sky is blue"), cited("blue skies")).reasons,
+                         ("benign: block 0 (text) differs",))
 
     def test_structured_output(self) -> None:
         recorded = _message(_text('{"name": "Ada", "age": 36}'))

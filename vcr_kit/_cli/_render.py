@@ -2,8 +2,8 @@
 
 Pure functions from a parsed fixture to lines of text. A stream is joined into its
 final message (text, tool calls with their JSON input assembled from the deltas,
-thinking), as the SDK's ``get_final_message()`` would; an API error shows its
-status, type and message.
+thinking) by ``_core.stream_message``, as the SDK's ``get_final_message()`` would; an
+API error shows its status, type and message.
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ import json
 import warnings
 from collections.abc import Callable
 from typing import Any, Final
+
+from .._core.stream_message import assemble_message
 
 _WIDTH: Final = 100
 
@@ -57,49 +59,6 @@ def content_lines(role: str, content: Any) -> list[str]:
             rest = {k: v for k, v in block.items() if k != "type"}
             lines.append(f"[{role} {kind}] {_short(rest)}")
     return lines
-
-
-def join_stream(events: list[Any]) -> dict[str, Any] | None:
-    """The final message of a stream of raw event objects (``{"type": ..., ...}``)."""
-    message: dict[str, Any] | None = None
-    partial: dict[int, str] = {}
-    for event in events:
-        if not isinstance(event, dict):
-            continue
-        kind = event.get("type")
-        if kind == "message_stop" and isinstance(event.get("message"), dict):
-            return dict(event["message"])  # the SDK helper's events carry the snapshot
-        if kind == "message_start" and isinstance(event.get("message"), dict):
-            message = dict(event["message"], content=[])
-        elif message is None:
-            continue
-        elif kind == "content_block_start":
-            message["content"].append(dict(event.get("content_block") or {}))
-        elif kind == "content_block_delta" and message["content"]:
-            index = int(event.get("index", len(message["content"]) - 1))
-            block = message["content"][min(index, len(message["content"]) - 1)]
-            delta = event.get("delta") or {}
-            dtype = delta.get("type")
-            if dtype == "text_delta":
-                block["text"] = block.get("text", "") + delta.get("text", "")
-            elif dtype == "input_json_delta":
-                partial[index] = partial.get(index, "") + delta.get("partial_json", "")
-            elif dtype == "thinking_delta":
-                block["thinking"] = block.get("thinking", "") + delta.get("thinking", "")
-            elif dtype == "signature_delta":
-                block["signature"] = delta.get("signature", "")
-        elif kind == "message_delta":
-            message.update(event.get("delta") or {})
-            usage = event.get("usage")
-            if isinstance(usage, dict):
-                message["usage"] = {**(message.get("usage") or {}), **usage}
-    if message is not None:
-        for index, text in partial.items():
-            try:
-                message["content"][index]["input"] = json.loads(text) if text else {}
-            except (json.JSONDecodeError, IndexError):
-                message["content"][index]["input"] = text
-    return message
 
 
 def _untag(value: Any) -> Any:
@@ -173,7 +132,7 @@ def _http_answer_lines(response: Any) -> list[str]:
     lines = [f"status {response.get('status')}"]
     if "events" in response:
         events = [e.get("data") for e in response["events"] if isinstance(e, dict)]
-        final = join_stream(events)
+        final = assemble_message(events)
         lines.append(f"(a stream of {len(events)} events, joined)")
         errors = [e for e in events if isinstance(e, dict) and e.get("type") == "error"]
         lines += answer_lines(final) if final else []
@@ -191,7 +150,7 @@ def _stream_answer_lines(response: Any) -> list[str]:
     if not isinstance(response, list):
         return answer_lines(response)
     events = [_untag(e) for e in response]
-    final = join_stream(events)
+    final = assemble_message(events)
     head = [f"(a stream of {len(events)} events, joined)"]
     return head + (answer_lines(final) if final else [])
 

@@ -27,6 +27,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from .stream_message import assemble_message
+
 __all__ = [
     "API_DRIFT",
     "BENIGN",
@@ -192,8 +194,7 @@ def _unwrap(value: Any) -> Any:
     """A cassette's stored value with its SDK tags taken off (``{"$sdk", "data"}`` is
     its ``data``; a stream, a list of them, is the message it assembles)."""
     if isinstance(value, list) and all(isinstance(v, Mapping) and "$sdk" in v for v in value):
-        events = [{"event": v["data"].get("type"), "data": v["data"]} for v in value]
-        return assemble_stream(events)
+        return assemble_message(v["data"] for v in value)
     if isinstance(value, Mapping) and "$sdk" in value:
         return _unwrap(value.get("data"))
     if isinstance(value, Mapping) and "$error" in value:
@@ -436,7 +437,8 @@ def _compare_events(recorded: Any, live: Any, found: _Findings) -> None:
         found.add(API_DRIFT, f"SSE event type {name} is gone")
     for name in sorted(names & new_names):
         _compare_shapes(_events_shape(old, name), _events_shape(new, name), found, f"{name} ")
-    message, new_message = assemble_stream(old), assemble_stream(new)
+    message = assemble_message(e.get("data") for e in old)
+    new_message = assemble_message(e.get("data") for e in new)
     if message is None or new_message is None:
         if message != new_message:
             found.add(REGRESSION, "the stream no longer delivers a message")
@@ -451,68 +453,6 @@ def _events_shape(events: list[Mapping[str, Any]], name: str) -> dict[str, str]:
             # The delta of a block's text is the wording, not a field of the envelope.
             shape.update(_shape(event.get("data")))
     return shape
-
-
-def assemble_stream(events: list[Any]) -> dict[str, Any] | None:
-    """The message a stream of stored SSE events delivers (as the SDK assembles it),
-    or None when it has no ``message_start``."""
-    message: dict[str, Any] | None = None
-    partial: dict[int, str] = {}
-    for event in events:
-        data = event.get("data") if isinstance(event, Mapping) else None
-        if not isinstance(data, Mapping):
-            continue
-        kind = data.get("type")
-        if kind == "message_start" and isinstance(data.get("message"), Mapping):
-            message = {**data["message"], "content": []}
-        elif message is None:
-            continue
-        elif kind == "content_block_start" and isinstance(data.get("content_block"), Mapping):
-            message["content"].append(dict(data["content_block"]))
-        elif kind == "content_block_delta" and isinstance(data.get("delta"), Mapping):
-            _apply_delta(message["content"], data, partial)
-        elif kind == "content_block_stop":
-            _finish_block(message["content"], data.get("index"), partial)
-        elif kind == "message_delta" and isinstance(data.get("delta"), Mapping):
-            message.update({k: v for k, v in data["delta"].items() if k != "container"})
-    return message
-
-
-def _block_at(content: list[dict[str, Any]], index: Any) -> dict[str, Any] | None:
-    if isinstance(index, int) and 0 <= index < len(content):
-        return content[index]
-    return content[-1] if content else None
-
-
-def _apply_delta(
-    content: list[dict[str, Any]], data: Mapping[str, Any], partial: dict[int, str]
-) -> None:
-    block = _block_at(content, data.get("index"))
-    if block is None:
-        return
-    delta = data["delta"]
-    kind = delta.get("type")
-    if kind == "text_delta":
-        block["text"] = str(block.get("text", "")) + str(delta.get("text", ""))
-    elif kind == "thinking_delta":
-        block["thinking"] = str(block.get("thinking", "")) + str(delta.get("thinking", ""))
-    elif kind == "signature_delta":
-        block["signature"] = delta.get("signature")
-    elif kind == "input_json_delta":
-        index = content.index(block)
-        partial[index] = partial.get(index, "") + str(delta.get("partial_json", ""))
-
-
-def _finish_block(content: list[dict[str, Any]], index: Any, partial: dict[int, str]) -> None:
-    block = _block_at(content, index)
-    if block is None:
-        return
-    text = partial.pop(content.index(block), None)
-    if text is not None:
-        try:
-            block["input"] = json.loads(text) if text else {}
-        except ValueError:
-            block["input"] = text
 
 
 def _compare_lines(recorded: Any, live: Any, found: _Findings) -> None:

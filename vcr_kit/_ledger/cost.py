@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from .._core.stream_message import apply_message_delta, start_snapshot
 from .prices import BATCH_RATE, PRICES, Price, base_model_id
 
 __all__ = [
@@ -322,8 +323,10 @@ def usage_entries(value: Any) -> list[dict[str, Any]]:
     """The (model, usage) of every message in a wire JSON value.
 
     A Message (``type: message``) counts once. A list of raw stream events counts
-    as the one message it assembles: ``message_start`` carries the model and the
-    input usage, ``message_delta`` the final output count.
+    as the one message it assembles (``_core.stream_message``, as the SDK does):
+    ``message_start`` carries the model and the input usage, ``message_delta`` the
+    running totals (each count it gives replaces the start's). Each ``message_start``
+    in a list begins another message.
     """
     if isinstance(value, dict):
         if value.get("type") == "message" and isinstance(value.get("usage"), dict):
@@ -335,13 +338,13 @@ def usage_entries(value: Any) -> list[dict[str, Any]]:
     current: dict[str, Any] | None = None
     for item in value:
         kind = item.get("type") if isinstance(item, dict) else None
-        if kind == "message_start" and isinstance(item.get("message"), dict):
-            message = item["message"]
-            current = {"model": message.get("model"), "usage": dict(message.get("usage") or {})}
-            entries.append(current)
+        snapshot = start_snapshot(item) if kind == "message_start" else None
+        if snapshot is not None:
+            current = snapshot
+            # The snapshot's own usage dict: apply_message_delta changes it in place.
+            entries.append({"model": snapshot.get("model"), "usage": snapshot["usage"]})
         elif kind == "message_delta" and current is not None:
-            delta_usage = item.get("usage") or {}
-            current["usage"].update({k: v for k, v in delta_usage.items() if v is not None})
+            apply_message_delta(current, item)
         else:
             entries.extend(usage_entries(item))
     return entries
