@@ -1,4 +1,4 @@
-"""``made_once``: the seams' wrappers are made once per what they wrap."""
+"""``PATCHES.made_once``: the seams' wrappers are made once per what they wrap."""
 
 from __future__ import annotations
 
@@ -6,7 +6,9 @@ import threading
 import unittest
 from collections.abc import Callable
 
-from vcr_kit._seams.made_once import made_once
+from vcr_kit._seams.patches import PATCHES
+
+made_once = PATCHES.made_once
 
 
 def wrapper_of(function: Callable[[], int], label: str) -> Callable[[], str]:

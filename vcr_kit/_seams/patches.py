@@ -1,0 +1,245 @@
+"""The seams' one way to patch other libraries and to put them back: ``PATCHES``.
+
+While a test runs, the in-process seams replace attributes of other libraries (the
+HTTP library's transport methods, aiohttp's ``_request``, the socket's look-up and
+connect, the SDK's key check and its cloud clients' signing step) and put them back
+when the last test ends. All of them do it through the one registry below, under its
+one lock, as vcrpy's ``CassettePatcherBuilder`` enters all its patches in one
+``ExitStack``:
+
+- ``entered(group, user, install)``: a test enters a group of patches; ``install``
+  applies them (``apply``) and hooks the libraries not imported yet
+  (``when_imported``); when the last user leaves, the group's patches are put back
+  together, the newest first, and its hooks removed.
+- ``apply(group, patches)``: each attribute not patched already is saved as it was
+  and replaced; the check and the patch under the one lock.
+- ``made_once(make, *args)``: the seams' wrappers (and the classes they build) made
+  once per process, so a test's set-up is ``setattr``s only.
+- ``reset()``: for tests; puts everything back and forgets everything.
+
+Nothing is patched when this module is imported: only a test entering a group, or a
+seam's explicit ``apply``, patches.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+from .on_import import PatchOnImport
+
+if TYPE_CHECKING:
+    import asyncio
+
+__all__ = ["PATCHES", "Patch", "Patches"]
+
+T = TypeVar("T")
+
+#: What a target's own ``__dict__`` held for a name it only inherited.
+_INHERITED: Final = object()
+
+
+@dataclass(frozen=True)
+class Patch:
+    """``target.name`` replaced by ``make(found, *args)``, made once, where ``found``
+    is the attribute as ``getattr`` finds it when the patch is applied (read under
+    the lock, so a wrapper never wraps another thread's wrapper)."""
+
+    target: Any
+    name: str
+    make: Callable[..., Any]
+    args: tuple[Any, ...] = ()
+
+
+@dataclass
+class _Saved:
+    """One applied patch: what ``target.__dict__[name]`` held before (or ``_INHERITED``)."""
+
+    target: Any
+    name: str
+    own: Any
+
+    def put_back(self) -> None:
+        if self.own is _INHERITED:
+            delattr(self.target, self.name)
+        else:
+            setattr(self.target, self.name, self.own)
+
+
+@dataclass
+class _Group:
+    """Patches applied and put back together, and who has entered them."""
+
+    users: list[Any] = field(default_factory=list)
+    saved: list[_Saved] = field(default_factory=list)
+    #: module name -> the hook that runs a patch when the module is first imported.
+    hooks: dict[str, PatchOnImport] = field(default_factory=dict)
+
+
+class Patches:
+    """Every patch the seams make, who entered it, and the wrappers made once."""
+
+    def __init__(self) -> None:
+        #: Reentrant: an ``install`` run by ``entered`` applies patches and makes wrappers.
+        self.lock = threading.RLock()
+        self._groups: dict[str, _Group] = {}
+        #: (id of target, name) -> its saved state: one patch per attribute, whatever group.
+        self._index: dict[tuple[int, str], _Saved] = {}
+        self._made: dict[tuple[Any, ...], Any] = {}
+        #: Tasks a seam started and nobody else holds (one not held may be collected).
+        self._held: set[asyncio.Task[Any]] = set()
+
+    # -- entering and leaving ---------------------------------------------------------
+
+    @contextmanager
+    def entered(
+        self, group: str, user: Any, install: Callable[[], None], *, each_entry: bool = True
+    ) -> Iterator[None]:
+        """While the block runs, ``user`` is in ``group``. ``install`` runs under the lock
+        on every entry (it is idempotent: a library loaded since the last entry gets its
+        patch), or only on the first one with ``each_entry=False``. The last user to
+        leave puts the group's patches back and removes its hooks."""
+        with self.lock:
+            record = self._groups.setdefault(group, _Group())
+            record.users.append(user)
+            try:
+                if each_entry or len(record.users) == 1:
+                    install()
+            except BaseException:
+                self._leave(group, user)
+                raise
+        try:
+            yield
+        finally:
+            with self.lock:
+                self._leave(group, user)
+
+    def _leave(self, group: str, user: Any) -> None:
+        record = self._groups.get(group)
+        if record is None or user not in record.users:  # forgotten by reset()
+            return
+        record.users.remove(user)
+        if not record.users:
+            self._put_back(record)
+
+    def last(self, group: str) -> Any:
+        """The user who entered ``group`` last and has not left, or None."""
+        record = self._groups.get(group)
+        return record.users[-1] if record is not None and record.users else None
+
+    # -- patching ---------------------------------------------------------------------
+
+    def apply(self, group: str, patches: Iterable[Patch], *, once: bool = False) -> None:
+        """Apply each patch whose attribute no group has patched yet; with ``once``,
+        nothing if ``group`` holds patches already."""
+        with self.lock:
+            record = self._groups.setdefault(group, _Group())
+            if once and record.saved:
+                return
+            for patch in patches:
+                key = (id(patch.target), patch.name)
+                if key in self._index:
+                    continue
+                found = getattr(patch.target, patch.name)
+                replacement = self.made_once(patch.make, found, *patch.args)
+                own = vars(patch.target).get(patch.name, _INHERITED)
+                saved = _Saved(patch.target, patch.name, own)
+                setattr(patch.target, patch.name, replacement)
+                self._index[key] = saved
+                record.saved.append(saved)
+
+    def when_imported(self, group: str, name: str, patch: Callable[[ModuleType], None]) -> None:
+        """``patch(module)`` now if module ``name`` is loaded; else once something imports
+        it while ``group`` is entered (vcr_kit never imports it itself)."""
+        with self.lock:
+            module = sys.modules.get(name)
+            if module is not None:
+                patch(module)
+                return
+            record = self._groups.setdefault(group, _Group())
+            if name not in record.hooks:
+                run = functools.partial(self._imported, group, name, patch)
+                record.hooks[name] = PatchOnImport(name, run)
+
+    def _imported(
+        self, group: str, name: str, patch: Callable[[ModuleType], None], module: ModuleType
+    ) -> None:
+        with self.lock:
+            record = self._groups.get(group)
+            if record is not None and name in record.hooks:  # not left in the meantime
+                patch(module)
+
+    def _put_back(self, record: _Group) -> None:
+        for hook in record.hooks.values():
+            hook.remove()
+        record.hooks.clear()
+        while record.saved:
+            saved = record.saved.pop()
+            saved.put_back()
+            del self._index[(id(saved.target), saved.name)]
+
+    # -- questions --------------------------------------------------------------------
+
+    def holds(self, group: str) -> bool:
+        """Whether ``group`` has patches in place."""
+        with self.lock:
+            record = self._groups.get(group)
+            return record is not None and bool(record.saved)
+
+    def is_patched(self, target: Any, name: str) -> bool:
+        return (id(target), name) in self._index
+
+    def saved(self, target: Any, name: str) -> Any:
+        """What ``target``'s own ``name`` was before it was patched; None when it is not
+        patched (or the target only inherited it)."""
+        saved = self._index.get((id(target), name))
+        if saved is None or saved.own is _INHERITED:
+            return None
+        return saved.own
+
+    # -- made once, held --------------------------------------------------------------
+
+    def made_once(self, make: Callable[..., T], *args: Any) -> T:
+        """``make(*args)``, the same object for the same ``make`` and ``args`` (which must
+        be hashable: the functions and classes wrapped, the session finder)."""
+        key = (make, *args)
+        made = self._made.get(key)
+        if made is None:
+            with self.lock:
+                made = self._made.get(key)
+                if made is None:
+                    made = self._made[key] = make(*args)
+        result: T = made
+        return result
+
+    def hold(self, task: asyncio.Task[Any]) -> None:
+        """Keep ``task`` alive until it is done."""
+        with self.lock:
+            self._held.add(task)
+        task.add_done_callback(self._release)
+
+    def _release(self, task: asyncio.Task[Any]) -> None:
+        self._held.discard(task)
+
+    # -- for tests --------------------------------------------------------------------
+
+    def reset(self) -> None:
+        """Put every patch back, remove every hook, and forget every user, wrapper made
+        once and task held."""
+        with self.lock:
+            for record in reversed(list(self._groups.values())):
+                self._put_back(record)
+            self._groups.clear()
+            self._index.clear()
+            self._made.clear()
+            self._held.clear()
+
+
+#: The one registry of the process.
+PATCHES: Final = Patches()
