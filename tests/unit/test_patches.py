@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 import pytest
 
 from tests.support.env import temp_dir
-from vcr_kit._seams.patches import PATCHES, Patch, Patches
+from vcr_kit._seams.patches import PATCHES, Patch, Patches, patch
 
 pytestmark = pytest.mark.inprocess
 
@@ -76,8 +76,8 @@ class EnterAndLeaveTest(unittest.TestCase):
 
     def group(self) -> tuple[Patch, ...]:
         return (
-            Patch(self.Target, "own", tagged),
-            Patch(self.Target, "inherited", tagged, ("inherited",)),
+            patch(self.Target, "own", tagged),
+            patch(self.Target, "inherited", tagged, "inherited"),
         )
 
     def test_a_group_is_applied_and_put_back_together(self) -> None:
@@ -100,7 +100,7 @@ class EnterAndLeaveTest(unittest.TestCase):
             made.append((found, *args))
             return tagged(found)
 
-        self.patches.apply("g", [Patch(self.Target, "inherited", make, (1, "two"))])
+        self.patches.apply("g", [patch(self.Target, "inherited", make, 1, "two")])
         self.assertEqual(made, [(self.Base.__dict__["inherited"], 1, "two")])
         self.assertIsNone(self.patches.saved(self.Target, "inherited"))  # it had none of its own
 
@@ -111,16 +111,16 @@ class EnterAndLeaveTest(unittest.TestCase):
         self.assertIsNone(self.patches.saved(self.Target, "own"))
 
     def test_an_attribute_is_patched_once_whatever_the_group(self) -> None:
-        self.patches.apply("g", [Patch(self.Target, "own", tagged)])
+        self.patches.apply("g", [patch(self.Target, "own", tagged)])
         first = self.Target.__dict__["own"]
-        self.patches.apply("g", [Patch(self.Target, "own", tagged)])
-        self.patches.apply("h", [Patch(self.Target, "own", tagged, ("again",))])
+        self.patches.apply("g", [patch(self.Target, "own", tagged)])
+        self.patches.apply("h", [patch(self.Target, "own", tagged, "again")])
         self.assertIs(self.Target.__dict__["own"], first)  # never a wrapper of a wrapper
         self.assertFalse(self.patches.holds("h"))
 
     def test_once_applies_nothing_to_a_group_that_holds_patches(self) -> None:
-        self.patches.apply("g", [Patch(self.Target, "own", tagged)], once=True)
-        self.patches.apply("g", [Patch(self.Target, "other", tagged)], once=True)
+        self.patches.apply("g", [patch(self.Target, "own", tagged)], once=True)
+        self.patches.apply("g", [patch(self.Target, "other", tagged)], once=True)
         self.assertIs(self.Target.__dict__["other"], self.Target.other)
         self.assertFalse(self.patches.is_patched(self.Target, "other"))
 
@@ -130,7 +130,6 @@ class EnterAndLeaveTest(unittest.TestCase):
             with self.patches.entered("g", 1, lambda: self.patches.apply("g", self.group())):
                 seen.append(self.Target.__dict__["own"])
         self.assertIs(seen[0], seen[1])
-        self.assertIs(self.patches.made_once(tagged, self.own), seen[0])
 
     def test_a_failing_install_leaves_nothing_behind(self) -> None:
         def install() -> None:
@@ -152,7 +151,7 @@ class NestingTest(unittest.TestCase):
 
     def install(self) -> None:
         self.installs.append("install")
-        self.patches.apply("g", [Patch(self.Target, "own", tagged)])
+        self.patches.apply("g", [patch(self.Target, "own", tagged)])
 
     def test_the_last_user_to_leave_puts_back_and_the_last_entered_is_current(self) -> None:
         self.assertIsNone(self.patches.last("g"))
@@ -189,7 +188,7 @@ class NestingTest(unittest.TestCase):
         other = self.Target.__dict__["other"]
 
         def install_other() -> None:
-            self.patches.apply("h", [Patch(self.Target, "other", tagged)])
+            self.patches.apply("h", [patch(self.Target, "other", tagged)])
 
         with self.patches.entered("g", 1, self.install):
             with self.patches.entered("h", 1, install_other):
@@ -208,8 +207,8 @@ class OrderTest(unittest.TestCase):
             def b(self) -> None: ...
 
         def install() -> None:
-            patches.apply("g", [Patch(Target, "a", tagged), Patch(Target, "b", tagged)])
-            patches.apply("g", [Patch(Target, "c", tagged)])
+            patches.apply("g", [patch(Target, "a", tagged), patch(Target, "b", tagged)])
+            patches.apply("g", [patch(Target, "c", tagged)])
 
         Target.c = noop
         Logged.log.clear()
@@ -229,7 +228,7 @@ class ThreadsTest(unittest.TestCase):
         wrong: list[str] = []
 
         def install() -> None:
-            patches.apply("g", [Patch(Target, "own", tagged)])
+            patches.apply("g", [patch(Target, "own", tagged)])
 
         def run(worker: int) -> None:
             barrier.wait()
@@ -295,12 +294,12 @@ class WhenImportedTest(unittest.TestCase):
         self.patches = Patches()
         self.patched: list[str] = []
 
-    def patch(self, module: ModuleType) -> None:
+    def patch_module(self, module: ModuleType) -> None:
         self.patched.append(module.__name__)
-        self.patches.apply("g", [Patch(module, "VALUE", lambda found: found + 1)])
+        self.patches.apply("g", [patch(module, "VALUE", lambda found: found + 1)])
 
     def install(self, name: str) -> Callable[[], None]:
-        return lambda: self.patches.when_imported("g", name, self.patch)
+        return lambda: self.patches.when_imported("g", name, self.patch_module)
 
     def hooks(self) -> list[Any]:
         return [f for f in sys.meta_path if type(f).__name__ == "PatchOnImport"]
@@ -354,12 +353,12 @@ class ResetTest(unittest.TestCase):
         hooks_before = list(sys.meta_path)
 
         def install() -> None:
-            patches.apply("g", [Patch(Target, "own", tagged)])
+            patches.apply("g", [patch(Target, "own", tagged)])
             patches.when_imported("g", "vcr_probe_never_imported", noop_patch)
 
         entry = patches.entered("g", "user", install)
         entry.__enter__()
-        patches.apply("forever", [Patch(Target, "inherited", tagged)], once=True)
+        patches.apply("forever", [patch(Target, "inherited", tagged)], once=True)
         wrapper = Target.__dict__["own"]
         patches.reset()
         self.assertIs(Target.__dict__["own"], own)
@@ -367,7 +366,9 @@ class ResetTest(unittest.TestCase):
         self.assertEqual(sys.meta_path, hooks_before)
         self.assertIsNone(patches.last("g"))
         self.assertFalse(patches.holds("forever"))
-        self.assertIsNot(patches.made_once(tagged, own), wrapper)  # made again
+        patches.apply("g", [patch(Target, "own", tagged)])
+        self.assertIsNot(Target.__dict__["own"], wrapper)  # made again
+        patches.reset()
         entry.__exit__(None, None, None)  # a user that leaves after the reset: nothing to do
         self.assertIs(Target.__dict__["own"], own)
 

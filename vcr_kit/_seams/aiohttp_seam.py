@@ -24,13 +24,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http import HTTPStatus
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from .._core.httplib import sdk_library
 from .._engine import faults
 from .._engine.live import in_live_call
 from .._engine.recorder import HttpRecorder
-from .patches import PATCHES, Patch
+from .patches import PATCHES, patch
 from .sdk_errors import delivered
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ class Interception(Protocol):
     def wants(self, request: httpx2.Request) -> bool: ...
 
 
-_CLIENT_MODULE = "aiohttp.client"
+_CLIENT_MODULE: Final = "aiohttp.client"
 
 
 def install(group: str, current: Callable[[], Interception | None]) -> None:
@@ -70,7 +70,7 @@ def is_patched() -> bool:
 def _patch(
     group: str, client_module: ModuleType, current: Callable[[], Interception | None]
 ) -> None:
-    PATCHES.apply(group, (Patch(client_module.ClientSession, "_request", _seam, (current,)),))
+    PATCHES.apply(group, (patch(client_module.ClientSession, "_request", _seam, current),))
 
 
 def _seam(original: Callable[..., Any], current: Callable[[], Interception | None]) -> Any:

@@ -25,7 +25,7 @@ from .._core.config import Mode
 from .._core.credentials import REPLAY_API_KEY
 from .._core.platforms import PLATFORMS
 from .._engine.recorder import HttpRecorder
-from .patches import PATCHES, Patch
+from .patches import PATCHES, Patch, patch
 
 __all__ = ["install"]
 
@@ -45,15 +45,19 @@ def install(group: str, current: Callable[[], Interception | None]) -> None:
 
 
 def _patch(group: str, anthropic: ModuleType, current: Callable[[], Interception | None]) -> None:
-    PATCHES.apply(
-        group,
-        (
-            Patch(cls, "_prepare_request", _wrapped, (current,))
-            for platform in PLATFORMS
-            for name in platform.clients
-            if (cls := getattr(anthropic, name, None)) is not None
-            and "_prepare_request" in cls.__dict__
-        ),
+    PATCHES.apply(group, PATCHES.made_once(_patches, anthropic, current))
+
+
+def _patches(
+    anthropic: ModuleType, current: Callable[[], Interception | None]
+) -> tuple[Patch, ...]:
+    """The SDK's cloud client classes with a signing step of their own (found once)."""
+    return tuple(
+        patch(cls, "_prepare_request", _wrapped, current)
+        for platform in PLATFORMS
+        for name in platform.clients
+        if (cls := getattr(anthropic, name, None)) is not None
+        and "_prepare_request" in cls.__dict__
     )
 
 

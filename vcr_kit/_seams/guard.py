@@ -30,7 +30,7 @@ from .._engine.recorder import HttpRecorder
 from .._ledger.notes import Event, note
 from ..errors import FixtureMissingError
 from .hosts import HostSet
-from .patches import PATCHES, Patch
+from .patches import PATCHES, Patch, patch
 from .sdk_errors import deliver
 
 
@@ -95,13 +95,14 @@ def install(group: str, current: Callable[[], Interception | None]) -> None:
     """Watch the look-up and the connection until ``group`` is put back (idempotent).
     ``connect`` and ``connect_ex`` are inherited from ``_socket.socket``: putting them
     back removes ``socket.socket``'s own."""
-    PATCHES.apply(
-        group,
-        (
-            Patch(socket.socket, "connect", _watched_connect, (current,)),
-            Patch(socket.socket, "connect_ex", _watched_connect, (current,)),
-            Patch(socket, "getaddrinfo", _watched_getaddrinfo, (current,)),
-        ),
+    PATCHES.apply(group, PATCHES.made_once(_patches, current))
+
+
+def _patches(current: Callable[[], Interception | None]) -> tuple[Patch, ...]:
+    return (
+        patch(socket.socket, "connect", _watched_connect, current),
+        patch(socket.socket, "connect_ex", _watched_connect, current),
+        patch(socket, "getaddrinfo", _watched_getaddrinfo, current),
     )
 
 

@@ -24,6 +24,7 @@ other modes such a connection is noted in the journal as a live call.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -36,7 +37,7 @@ from .._engine.live import in_live_call, to_local_proxy
 from .._engine.recorder import HttpRecorder
 from . import aiohttp_seam, cloud_credentials, guard, lazytls
 from .hosts import HostSet, anthropic_hosts
-from .patches import PATCHES, Patch
+from .patches import PATCHES, Patch, patch
 from .sdk_credentials import filling_credentials
 from .sdk_errors import BASE_CLIENT_MODULE, delivered, install_error_passage
 
@@ -107,30 +108,34 @@ def _async_seam(original: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _install() -> None:
-    libraries = loaded_libraries()
+    libraries = loaded_libraries()  # imports the SDK's library
     for library in libraries:
         _patch_library(library)
     # One imported while a test runs (litellm imports httpx on first use) is patched then.
     for name in SDK_LIBRARY_NAMES:
-        PATCHES.when_imported(_SEAMS, name, _patch_library)
+        if name not in sys.modules:
+            PATCHES.when_imported(_SEAMS, name, _patch_library)
     # Clients built during the test set up TLS only if they go live.
     lazytls.install(_SEAMS, libraries)
     # vcr_kit's errors cross the SDK's retry loop as themselves: wrapped now if the SDK
     # is loaded, else the moment a test imports it (anthropic 0.x would otherwise turn
     # the first request's miss into "Connection error."). Never put back: see sdk_errors.
-    PATCHES.when_imported(_SEAMS, BASE_CLIENT_MODULE, install_error_passage)
+    install_error_passage()
+    if BASE_CLIENT_MODULE not in sys.modules:
+        PATCHES.when_imported(_SEAMS, BASE_CLIENT_MODULE, install_error_passage)
     cloud_credentials.install(_SEAMS, current)  # the cloud clients sign nothing while replaying
     aiohttp_seam.install(_SEAMS, current)  # now if aiohttp is loaded, else when it is imported
     guard.install(_SEAMS, current)
 
 
 def _patch_library(library: ModuleType) -> None:
-    PATCHES.apply(
-        _SEAMS,
-        (
-            Patch(library.HTTPTransport, "handle_request", _sync_seam),
-            Patch(library.AsyncHTTPTransport, "handle_async_request", _async_seam),
-        ),
+    PATCHES.apply(_SEAMS, PATCHES.made_once(_library_patches, library))
+
+
+def _library_patches(library: ModuleType) -> tuple[Patch, ...]:
+    return (
+        patch(library.HTTPTransport, "handle_request", _sync_seam),
+        patch(library.AsyncHTTPTransport, "handle_async_request", _async_seam),
     )
 
 

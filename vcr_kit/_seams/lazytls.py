@@ -24,7 +24,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any, Final
 
-from .patches import PATCHES, Patch
+from .patches import PATCHES, Patch, patch
 
 __all__ = ["install", "is_lazy"]
 
@@ -137,17 +137,16 @@ def _deferring_init(
 def install(group: str, libraries: list[ModuleType]) -> None:
     """Make the network transports of ``libraries`` built from now on lazy, until
     ``group`` is put back (idempotent); lazy ones stay lazy after that."""
-    PATCHES.apply(
-        group,
-        (
-            Patch(cls, "__init__", _deferring_init, (cls, is_async))
-            for library in libraries
-            for cls, is_async in (
-                (library.HTTPTransport, False),
-                (library.AsyncHTTPTransport, True),
-            )
-            if _has_pool_design(cls)
-        ),
+    for library in libraries:
+        PATCHES.apply(group, PATCHES.made_once(_patches, library))
+
+
+def _patches(library: ModuleType) -> tuple[Patch, ...]:
+    pairs = ((library.HTTPTransport, False), (library.AsyncHTTPTransport, True))
+    return tuple(
+        patch(cls, "__init__", _deferring_init, cls, is_async)
+        for cls, is_async in pairs
+        if _has_pool_design(cls)
     )
 
 

@@ -26,9 +26,7 @@ from __future__ import annotations
 import functools
 import sys
 import threading
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
@@ -37,7 +35,7 @@ from .on_import import PatchOnImport
 if TYPE_CHECKING:
     import asyncio
 
-__all__ = ["PATCHES", "Patch", "Patches"]
+__all__ = ["PATCHES", "Patch", "Patches", "patch"]
 
 T = TypeVar("T")
 
@@ -45,41 +43,33 @@ T = TypeVar("T")
 _INHERITED: Final = object()
 
 
-@dataclass(frozen=True)
-class Patch:
-    """``target.name`` replaced by ``make(found, *args)``, made once, where ``found``
-    is the attribute as ``getattr`` finds it when the patch is applied (read under
-    the lock, so a wrapper never wraps another thread's wrapper)."""
-
-    target: Any
-    name: str
-    make: Callable[..., Any]
-    args: tuple[Any, ...] = ()
+#: ``(target, name, make, args)``: ``target.name`` replaced by ``make(found, *args)``,
+#: made once, where ``found`` is the attribute as ``getattr`` finds it when the patch is
+#: applied (read under the lock, so a wrapper never wraps another thread's wrapper). A
+#: plain tuple, built by ``patch()``: every test applies its seams' twenty again.
+Patch = tuple[Any, str, Callable[..., Any], tuple[Any, ...]]
 
 
-@dataclass
-class _Saved:
-    """One applied patch: what ``target.__dict__[name]`` held before (or ``_INHERITED``)."""
-
-    target: Any
-    name: str
-    own: Any
-
-    def put_back(self) -> None:
-        if self.own is _INHERITED:
-            delattr(self.target, self.name)
-        else:
-            setattr(self.target, self.name, self.own)
+def patch(target: Any, name: str, make: Callable[..., Any], *args: Any) -> Patch:
+    """The patch of ``target.name`` by ``make(found, *args)`` (see ``Patch``)."""
+    return (target, name, make, args)
 
 
-@dataclass
+#: One applied patch: (its index key, target, name, what ``target.__dict__[name]`` held
+#: before or ``_INHERITED``). A tuple: a test's set-up applies some twenty of them.
+_Saved = tuple[tuple[int, str], Any, str, Any]
+
+
 class _Group:
     """Patches applied and put back together, and who has entered them."""
 
-    users: list[Any] = field(default_factory=list)
-    saved: list[_Saved] = field(default_factory=list)
-    #: module name -> the hook that runs a patch when the module is first imported.
-    hooks: dict[str, PatchOnImport] = field(default_factory=dict)
+    __slots__ = ("hooks", "saved", "users")
+
+    def __init__(self) -> None:
+        self.users: list[Any] = []
+        self.saved: list[_Saved] = []
+        #: module name -> the hook that runs a patch when the module is first imported.
+        self.hooks: dict[str, PatchOnImport] = {}
 
 
 class Patches:
@@ -89,24 +79,29 @@ class Patches:
         #: Reentrant: an ``install`` run by ``entered`` applies patches and makes wrappers.
         self.lock = threading.RLock()
         self._groups: dict[str, _Group] = {}
-        #: (id of target, name) -> its saved state: one patch per attribute, whatever group.
-        self._index: dict[tuple[int, str], _Saved] = {}
+        #: (id of target, name) -> what its own attribute was: one patch per attribute,
+        #: whatever the group (the target itself is held in the group's list).
+        self._index: dict[tuple[int, str], Any] = {}
         self._made: dict[tuple[Any, ...], Any] = {}
         #: Tasks a seam started and nobody else holds (one not held may be collected).
         self._held: set[asyncio.Task[Any]] = set()
 
     # -- entering and leaving ---------------------------------------------------------
 
-    @contextmanager
     def entered(
         self, group: str, user: Any, install: Callable[[], None], *, each_entry: bool = True
-    ) -> Iterator[None]:
+    ) -> _Entry:
         """While the block runs, ``user`` is in ``group``. ``install`` runs under the lock
         on every entry (it is idempotent: a library loaded since the last entry gets its
         patch), or only on the first one with ``each_entry=False``. The last user to
         leave puts the group's patches back and removes its hooks."""
+        return _Entry(self, group, user, install, each_entry)
+
+    def _enter(
+        self, group: str, user: Any, install: Callable[[], None], each_entry: bool
+    ) -> None:
         with self.lock:
-            record = self._groups.setdefault(group, _Group())
+            record = self._group(group)
             record.users.append(user)
             try:
                 if each_entry or len(record.users) == 1:
@@ -114,13 +109,15 @@ class Patches:
             except BaseException:
                 self._leave(group, user)
                 raise
-        try:
-            yield
-        finally:
-            with self.lock:
-                self._leave(group, user)
+
+    def _group(self, group: str) -> _Group:
+        record = self._groups.get(group)
+        if record is None:
+            record = self._groups[group] = _Group()
+        return record
 
     def _leave(self, group: str, user: Any) -> None:
+        """(Under the lock.)"""
         record = self._groups.get(group)
         if record is None or user not in record.users:  # forgotten by reset()
             return
@@ -144,20 +141,24 @@ class Patches:
         """Apply each patch whose attribute no group has patched yet; with ``once``,
         nothing if ``group`` holds patches already."""
         with self.lock:
-            record = self._groups.setdefault(group, _Group())
-            if once and record.saved:
+            record = self._groups.get(group) or self._group(group)
+            saved = record.saved
+            if once and saved:
                 return
-            for patch in patches:
-                key = (id(patch.target), patch.name)
-                if key in self._index:
+            made, index = self._made, self._index
+            for target, name, make, args in patches:
+                key = (id(target), name)
+                if key in index:
                     continue
-                found = getattr(patch.target, patch.name)
-                replacement = self.made_once(patch.make, found, *patch.args)
-                own = vars(patch.target).get(patch.name, _INHERITED)
-                saved = _Saved(patch.target, patch.name, own)
-                setattr(patch.target, patch.name, replacement)
-                self._index[key] = saved
-                record.saved.append(saved)
+                found = getattr(target, name)
+                made_key = (make, found, args)  # made once, inline: the lock is held
+                replacement = made.get(made_key)
+                if replacement is None:
+                    replacement = made[made_key] = make(found, *args)
+                own = vars(target).get(name, _INHERITED)
+                setattr(target, name, replacement)
+                index[key] = own
+                saved.append((key, target, name, own))
 
     def when_imported(self, group: str, name: str, patch: Callable[[ModuleType], None]) -> None:
         """``patch(module)`` now if module ``name`` is loaded; else once something imports
@@ -167,7 +168,7 @@ class Patches:
             if module is not None:
                 patch(module)
                 return
-            record = self._groups.setdefault(group, _Group())
+            record = self._group(group)
             if name not in record.hooks:
                 run = functools.partial(self._imported, group, name, patch)
                 record.hooks[name] = PatchOnImport(name, run)
@@ -184,18 +185,21 @@ class Patches:
         for hook in record.hooks.values():
             hook.remove()
         record.hooks.clear()
-        while record.saved:
-            saved = record.saved.pop()
-            saved.put_back()
-            del self._index[(id(saved.target), saved.name)]
+        saved = record.saved
+        while saved:
+            key, target, name, own = saved.pop()
+            if own is _INHERITED:
+                delattr(target, name)
+            else:
+                setattr(target, name, own)
+            del self._index[key]
 
     # -- questions --------------------------------------------------------------------
 
     def holds(self, group: str) -> bool:
-        """Whether ``group`` has patches in place."""
-        with self.lock:
-            record = self._groups.get(group)
-            return record is not None and bool(record.saved)
+        """Whether ``group`` has patches in place (no lock: a read of one list's length)."""
+        record = self._groups.get(group)
+        return record is not None and bool(record.saved)
 
     def is_patched(self, target: Any, name: str) -> bool:
         return (id(target), name) in self._index
@@ -203,10 +207,8 @@ class Patches:
     def saved(self, target: Any, name: str) -> Any:
         """What ``target``'s own ``name`` was before it was patched; None when it is not
         patched (or the target only inherited it)."""
-        saved = self._index.get((id(target), name))
-        if saved is None or saved.own is _INHERITED:
-            return None
-        return saved.own
+        own = self._index.get((id(target), name), _INHERITED)
+        return None if own is _INHERITED else own
 
     # -- made once, held --------------------------------------------------------------
 
@@ -244,6 +246,34 @@ class Patches:
             self._index.clear()
             self._made.clear()
             self._held.clear()
+
+
+class _Entry:
+    """``Patches.entered``: a class, not a generator-based context manager: every test
+    enters two, and this costs a fraction as much."""
+
+    __slots__ = ("each_entry", "group", "install", "patches", "user")
+
+    def __init__(
+        self,
+        patches: Patches,
+        group: str,
+        user: Any,
+        install: Callable[[], None],
+        each_entry: bool,
+    ) -> None:
+        self.patches = patches
+        self.group = group
+        self.user = user
+        self.install = install
+        self.each_entry = each_entry
+
+    def __enter__(self) -> None:
+        self.patches._enter(self.group, self.user, self.install, self.each_entry)
+
+    def __exit__(self, *exc_info: object) -> None:
+        with self.patches.lock:
+            self.patches._leave(self.group, self.user)
 
 
 #: The one registry of the process.

@@ -17,7 +17,7 @@ from contextlib import AbstractContextManager
 from typing import Any, Final
 
 from .._core.credentials import environment_key
-from .patches import PATCHES, Patch
+from .patches import PATCHES, patch
 
 __all__ = ["filling_credentials"]
 
@@ -63,7 +63,7 @@ def _patch_credentials() -> None:
     PATCHES.apply(
         _CREDENTIALS,
         (
-            Patch(cls, "_validate_headers", _filling)
+            patch(cls, "_validate_headers", _filling)
             for cls in (anthropic.Anthropic, anthropic.AsyncAnthropic)
             if "_validate_headers" in cls.__dict__
         ),

@@ -19,7 +19,7 @@ from types import ModuleType
 from typing import Any, Final
 
 from ..errors import VCRError
-from .patches import PATCHES, Patch
+from .patches import PATCHES, patch
 
 __all__ = ["BASE_CLIENT_MODULE", "deliver", "delivered", "install_error_passage"]
 
@@ -55,8 +55,8 @@ def install_error_passage(base_client: ModuleType | None = None) -> None:
     PATCHES.apply(
         _PASSAGE,
         (
-            Patch(module.SyncAPIClient, "request", _passing),
-            Patch(module.AsyncAPIClient, "request", _apassing),
+            patch(module.SyncAPIClient, "request", _passing),
+            patch(module.AsyncAPIClient, "request", _apassing),
         ),
         once=True,
     )
