@@ -46,7 +46,7 @@ _INHERITED: Final = object()
 #: ``(target, name, make, args)``: ``target.name`` replaced by ``make(found, *args)``,
 #: made once, where ``found`` is the attribute as ``getattr`` finds it when the patch is
 #: applied (read under the lock, so a wrapper never wraps another thread's wrapper). A
-#: plain tuple, built by ``patch()``: every test applies its seams' twenty again.
+#: plain tuple, built by ``patch()``: every test applies some twenty of them again.
 Patch = tuple[Any, str, Callable[..., Any], tuple[Any, ...]]
 
 
@@ -160,26 +160,28 @@ class Patches:
                 index[key] = own
                 saved.append((key, target, name, own))
 
-    def when_imported(self, group: str, name: str, patch: Callable[[ModuleType], None]) -> None:
-        """``patch(module)`` now if module ``name`` is loaded; else once something imports
-        it while ``group`` is entered (vcr_kit never imports it itself)."""
+    def when_imported(
+        self, group: str, name: str, install: Callable[[ModuleType], None]
+    ) -> None:
+        """``install(module)`` now if module ``name`` is loaded; else once something
+        imports it while ``group`` is entered (vcr_kit never imports it itself)."""
         with self.lock:
             module = sys.modules.get(name)
             if module is not None:
-                patch(module)
+                install(module)
                 return
             record = self._group(group)
             if name not in record.hooks:
-                run = functools.partial(self._imported, group, name, patch)
+                run = functools.partial(self._imported, group, name, install)
                 record.hooks[name] = PatchOnImport(name, run)
 
     def _imported(
-        self, group: str, name: str, patch: Callable[[ModuleType], None], module: ModuleType
+        self, group: str, name: str, install: Callable[[ModuleType], None], module: ModuleType
     ) -> None:
         with self.lock:
             record = self._groups.get(group)
             if record is not None and name in record.hooks:  # not left in the meantime
-                patch(module)
+                install(module)
 
     def _put_back(self, record: _Group) -> None:
         for hook in record.hooks.values():
