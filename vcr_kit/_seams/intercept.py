@@ -14,12 +14,13 @@ every client whose transport never reaches the network (a test's own
 ``MockTransport``), is left exactly as it was.
 
 Installed when the first test starts and removed when the last one ends (failing
-tests included), so outside tests every client behaves as if vcr_kit were not
-installed. Installed with it: the aiohttp seam (``aiohttp_seam``, which takes the
-same requests), the cloud clients' credential stand-ins (``cloud_credentials``),
-and a connection guard (``guard``) that catches what the seams cannot see: in
-replay mode no connection to an Anthropic host or address is made, and in the
-other modes such a connection is noted in the journal as a live call.
+tests included), through the seams' one registry (``patches.PATCHES``), so outside
+tests every client behaves as if vcr_kit were not installed. Installed with it: the
+aiohttp seam (``aiohttp_seam``, which takes the same requests), the cloud clients'
+credential stand-ins (``cloud_credentials``), and a connection guard (``guard``) that
+catches what the seams cannot see: in replay mode no connection to an Anthropic host
+or address is made, and in the other modes such a connection is noted in the journal
+as a live call.
 """
 
 from __future__ import annotations
