@@ -326,7 +326,7 @@ class InstallTest(SeamTestBase):
         self.assertIs(library.HTTPTransport.__dict__.get("handle_request"), own)
 
     def test_each_test_installs_the_same_wrappers_again(self) -> None:
-        # Made once per process (``_seams.made_once``): a test's set-up is setattrs only.
+        # Made once per process (``PATCHES.made_once``): a test's set-up is setattrs only.
         library = sdk_library()
         seen: list[tuple[Any, ...]] = []
 

@@ -1,4 +1,4 @@
-"""``made_once``: the seams' wrappers are made once per what they wrap."""
+"""``PATCHES.made_once``: the seams' wrappers are made once per what they wrap."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ from collections.abc import Callable
 
 import pytest
 
-from vcr_kit._seams.made_once import made_once
+from vcr_kit._seams.patches import PATCHES
+
+made_once = PATCHES.made_once
 
 pytestmark = pytest.mark.inprocess
 

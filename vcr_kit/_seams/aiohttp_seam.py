@@ -20,25 +20,23 @@ from __future__ import annotations
 import asyncio
 import inspect
 import sys
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http import HTTPStatus
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from .._core.httplib import sdk_library
 from .._engine import faults
 from .._engine.live import in_live_call
 from .._engine.recorder import HttpRecorder
-from .made_once import made_once
-from .on_import import PatchOnImport
+from .patches import PATCHES, patch
 from .sdk_errors import delivered
 
 if TYPE_CHECKING:
     import httpx2
 
-__all__ = ["install", "is_patched", "uninstall"]
+__all__ = ["install", "is_patched"]
 
 #: Headers of a live answer that no longer hold once its body is read and decoded.
 _FRAMING_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
@@ -56,44 +54,23 @@ class Interception(Protocol):
     def wants(self, request: httpx2.Request) -> bool: ...
 
 
-_lock = threading.RLock()
-_saved: list[tuple[type[Any], Any]] = []
-_finder: list[PatchOnImport] = []
+_CLIENT_MODULE: Final = "aiohttp.client"
 
 
-def install(current: Callable[[], Interception | None]) -> None:
-    """Patch aiohttp now if it is loaded, else as soon as it is imported."""
-    with _lock:
-        if _saved or _finder:
-            return
-        if "aiohttp.client" in sys.modules:
-            _patch(sys.modules["aiohttp.client"], current)
-            return
-        _finder.append(PatchOnImport("aiohttp.client", lambda module: _patch(module, current)))
-
-
-def uninstall() -> None:
-    with _lock:
-        for finder in _finder:
-            finder.remove()
-        _finder.clear()
-        for cls, own in _saved:
-            cls._request = own
-        _saved.clear()
+def install(group: str, current: Callable[[], Interception | None]) -> None:
+    """Patch aiohttp now if it is loaded, else as soon as it is imported (in ``group``)."""
+    PATCHES.when_imported(group, _CLIENT_MODULE, lambda module: _patch(group, module, current))
 
 
 def is_patched() -> bool:
-    return bool(_saved)
+    module = sys.modules.get(_CLIENT_MODULE)
+    return module is not None and PATCHES.is_patched(module.ClientSession, "_request")
 
 
-def _patch(client_module: ModuleType, current: Callable[[], Interception | None]) -> None:
-    with _lock:
-        if _saved:
-            return
-    cls = client_module.ClientSession
-    own = cls.__dict__["_request"]
-    _saved.append((cls, own))
-    cls._request = made_once(_seam, own, current)
+def _patch(
+    group: str, client_module: ModuleType, current: Callable[[], Interception | None]
+) -> None:
+    PATCHES.apply(group, (patch(client_module.ClientSession, "_request", _seam, current),))
 
 
 def _seam(original: Callable[..., Any], current: Callable[[], Interception | None]) -> Any:
@@ -213,9 +190,7 @@ def _as_client_response(session: Any, request: httpx2.Request, answer: httpx2.Re
     if faults.reshaped(answer):  # an injected stream fault: fed as it would arrive
         # A reader waits for more only while its protocol is connected.
         protocol.connection_made(_NoSocket())
-        feeding = loop.create_task(_feed(stream, answer))
-        _feeding.add(feeding)
-        feeding.add_done_callback(_feeding.discard)
+        PATCHES.hold(loop.create_task(_feed(stream, answer)))  # not collected mid-way
     else:
         stream.feed_data(answer.content)
         stream.feed_eof()
@@ -237,10 +212,6 @@ class _NoSocket(asyncio.Transport):
 
     def close(self) -> None:
         pass
-
-
-#: The tasks feeding faulted streams (a task nobody holds may be collected mid-way).
-_feeding: set[asyncio.Task[None]] = set()
 
 
 async def _feed(stream: Any, answer: httpx2.Response) -> None:
@@ -290,11 +261,10 @@ class _NothingLeftToWrite:
     output_size = 0
 
 
-_parameters: dict[type[Any], frozenset[str]] = {}
-
-
 def _constructor_parameters(cls: type[Any]) -> frozenset[str]:
-    """``ClientResponse``'s keyword arguments differ between aiohttp releases."""
-    if cls not in _parameters:
-        _parameters[cls] = frozenset(inspect.signature(cls.__init__).parameters)
-    return _parameters[cls]
+    """``ClientResponse``'s keyword arguments differ between aiohttp releases (read once)."""
+    return PATCHES.made_once(_parameters_of, cls)
+
+
+def _parameters_of(cls: type[Any]) -> frozenset[str]:
+    return frozenset(inspect.signature(cls.__init__).parameters)

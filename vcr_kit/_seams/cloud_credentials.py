@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import sys
-import threading
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any, Protocol
@@ -27,10 +25,9 @@ from .._core.config import Mode
 from .._core.credentials import REPLAY_API_KEY
 from .._core.platforms import PLATFORMS
 from .._engine.recorder import HttpRecorder
-from .made_once import made_once
-from .on_import import PatchOnImport
+from .patches import PATCHES, Patch, patch
 
-__all__ = ["install", "uninstall"]
+__all__ = ["install"]
 
 #: Modules whose errors mean "no credentials here" (or no library to find them with).
 _CREDENTIAL_LIBRARIES = frozenset({"botocore", "boto3", "google"})
@@ -41,43 +38,27 @@ class Interception(Protocol):
     def recorder(self) -> HttpRecorder: ...
 
 
-_lock = threading.RLock()
-_saved: dict[type[Any], Any] = {}
-_finder: list[PatchOnImport] = []
+def install(group: str, current: Callable[[], Interception | None]) -> None:
+    """Wrap every cloud client class's ``_prepare_request`` (in ``group``): now if the
+    SDK is loaded, else as soon as it is imported."""
+    PATCHES.when_imported(group, "anthropic", lambda module: _patch(group, module, current))
 
 
-def install(current: Callable[[], Interception | None]) -> None:
-    """Wrap every cloud client class's ``_prepare_request``: now if the SDK is loaded,
-    else as soon as it is imported."""
-    anthropic = sys.modules.get("anthropic")
-    with _lock:
-        if anthropic is None:
-            if not _finder:
-                _finder.append(PatchOnImport("anthropic", lambda module: _patch(module, current)))
-            return
-        _patch(anthropic, current)
+def _patch(group: str, anthropic: ModuleType, current: Callable[[], Interception | None]) -> None:
+    PATCHES.apply(group, PATCHES.made_once(_patches, anthropic, current))
 
 
-def _patch(anthropic: ModuleType, current: Callable[[], Interception | None]) -> None:
-    with _lock:
-        for platform in PLATFORMS:
-            for name in platform.clients:
-                cls = getattr(anthropic, name, None)
-                if cls is None or cls in _saved or "_prepare_request" not in cls.__dict__:
-                    continue
-                own = cls.__dict__["_prepare_request"]
-                _saved[cls] = own
-                cls._prepare_request = made_once(_wrapped, own, current)
-
-
-def uninstall() -> None:
-    with _lock:
-        for finder in _finder:
-            finder.remove()
-        _finder.clear()
-        for cls, own in _saved.items():
-            cls._prepare_request = own
-        _saved.clear()
+def _patches(
+    anthropic: ModuleType, current: Callable[[], Interception | None]
+) -> tuple[Patch, ...]:
+    """The SDK's cloud client classes with a signing step of their own (found once)."""
+    return tuple(
+        patch(cls, "_prepare_request", _wrapped, current)
+        for platform in PLATFORMS
+        for name in platform.clients
+        if (cls := getattr(anthropic, name, None)) is not None
+        and "_prepare_request" in cls.__dict__
+    )
 
 
 def _replaying(current: Callable[[], Interception | None]) -> bool:

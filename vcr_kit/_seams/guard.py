@@ -21,7 +21,6 @@ from __future__ import annotations
 import ipaddress
 import socket
 import sys
-import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -31,7 +30,7 @@ from .._engine.recorder import HttpRecorder
 from .._ledger.notes import Event, note
 from ..errors import FixtureMissingError
 from .hosts import HostSet
-from .made_once import made_once
+from .patches import PATCHES, Patch, patch
 from .sdk_errors import deliver
 
 
@@ -44,12 +43,8 @@ class Interception(Protocol):
     def hosts(self) -> HostSet: ...
 
 
-__all__ = ["install", "uninstall", "unwrapped_client_message"]
+__all__ = ["install", "unwrapped_client_message"]
 
-_lock = threading.Lock()
-_original: list[Callable[..., Any]] = []
-#: socket.socket's own connect methods (inherited from _socket.socket: None) while patched.
-_connect_saved: dict[str, Any] = {}
 #: Modules between a client and the socket: the one that asked is the first other one.
 _PLUMBING = frozenset(
     {
@@ -96,14 +91,19 @@ def _opener() -> str | None:
     return None
 
 
-def install(current: Callable[[], Interception | None]) -> None:
-    with _lock:
-        if _original:
-            return
-        original = socket.getaddrinfo
-        _original.append(original)
-        _install_connect(current)
-        socket.getaddrinfo = made_once(_watched_getaddrinfo, original, current)
+def install(group: str, current: Callable[[], Interception | None]) -> None:
+    """Watch the look-up and the connection until ``group`` is put back (idempotent).
+    ``connect`` and ``connect_ex`` are inherited from ``_socket.socket``: putting them
+    back removes ``socket.socket``'s own."""
+    PATCHES.apply(group, PATCHES.made_once(_patches, current))
+
+
+def _patches(current: Callable[[], Interception | None]) -> tuple[Patch, ...]:
+    return (
+        patch(socket.socket, "connect", _watched_connect, current),
+        patch(socket.socket, "connect_ex", _watched_connect, current),
+        patch(socket, "getaddrinfo", _watched_getaddrinfo, current),
+    )
 
 
 def _watched_getaddrinfo(
@@ -140,13 +140,6 @@ def _port_number(port: Any) -> int | None:
         return int(port)
     except (TypeError, ValueError):
         return {"https": 443, "http": 80}.get(str(port))
-
-
-def _install_connect(current: Callable[[], Interception | None]) -> None:
-    for name in ("connect", "connect_ex"):
-        original = getattr(socket.socket, name)
-        _connect_saved[name] = socket.socket.__dict__.get(name)
-        setattr(socket.socket, name, made_once(_watched_connect, original, current))
 
 
 def _watched_connect(
@@ -186,15 +179,3 @@ def _refuse_or_note(session: Interception, host: str, port: Any) -> None:
         None,
         detail=f"connection to {host}:{port} from a client vcr_kit could not wrap",
     )
-
-
-def uninstall() -> None:
-    with _lock:
-        if _original:
-            socket.getaddrinfo = _original.pop()
-        for name, own in _connect_saved.items():
-            if own is None:
-                delattr(socket.socket, name)
-            else:
-                setattr(socket.socket, name, own)
-        _connect_saved.clear()

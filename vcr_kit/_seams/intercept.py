@@ -14,23 +14,23 @@ every client whose transport never reaches the network (a test's own
 ``MockTransport``), is left exactly as it was.
 
 Installed when the first test starts and removed when the last one ends (failing
-tests included), so outside tests every client behaves as if vcr_kit were not
-installed. Installed with it: the aiohttp seam (``aiohttp_seam``, which takes the
-same requests), the cloud clients' credential stand-ins (``cloud_credentials``),
-and a connection guard (``guard``) that catches what the seams cannot see: in
-replay mode no connection to an Anthropic host or address is made, and in the
-other modes such a connection is noted in the journal as a live call.
+tests included), through the seams' one registry (``patches.PATCHES``), so outside
+tests every client behaves as if vcr_kit were not installed. Installed with it: the
+aiohttp seam (``aiohttp_seam``, which takes the same requests), the cloud clients'
+credential stand-ins (``cloud_credentials``), and a connection guard (``guard``) that
+catches what the seams cannot see: in replay mode no connection to an Anthropic host
+or address is made, and in the other modes such a connection is noted in the journal
+as a live call.
 """
 
 from __future__ import annotations
 
 import sys
-import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from .._core.httplib import SDK_LIBRARY_NAMES, loaded_libraries
 from .._engine import faults
@@ -38,8 +38,7 @@ from .._engine.live import in_live_call, to_local_proxy
 from .._engine.recorder import HttpRecorder
 from . import aiohttp_seam, cloud_credentials, guard, lazytls
 from .hosts import HostSet, anthropic_hosts
-from .made_once import made_once
-from .on_import import PatchOnImport
+from .patches import PATCHES, Patch, patch
 from .sdk_credentials import filling_credentials
 from .sdk_errors import BASE_CLIENT_MODULE, delivered, install_error_passage
 
@@ -70,16 +69,14 @@ class Interception:
         return self.hosts().matches(url.host, url.port, url.scheme)
 
 
-_lock = threading.RLock()
-_active: list[Interception] = []
-# (class, attribute name) -> the function in the class's own __dict__, or None if inherited.
-_saved: dict[tuple[type[Any], str], Any] = {}
-#: library name -> the import hook that patches it if a test imports it.
-_finders: dict[str, PatchOnImport] = {}
+#: The patch group of a running test's seams (see ``patches``); its users are the
+#: running tests' interceptions, the last one entered first.
+_SEAMS: Final = "the test's seams"
 
 
 def current() -> Interception | None:
-    return _active[-1] if _active else None
+    session: Interception | None = PATCHES.last(_SEAMS)
+    return session
 
 
 def _sync_seam(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -111,55 +108,36 @@ def _async_seam(original: Callable[..., Any]) -> Callable[..., Any]:
     return handle_async_request
 
 
-def _patch(
-    cls: type[Any], name: str, wrap: Callable[[Callable[..., Any]], Callable[..., Any]]
-) -> None:
-    if (cls, name) in _saved:
-        return
-    _saved[(cls, name)] = cls.__dict__.get(name)
-    setattr(cls, name, made_once(wrap, getattr(cls, name)))
-
-
 def _install() -> None:
-    libraries = loaded_libraries()
+    libraries = loaded_libraries()  # imports the SDK's library
     for library in libraries:
         _patch_library(library)
     # One imported while a test runs (litellm imports httpx on first use) is patched then.
     for name in SDK_LIBRARY_NAMES:
-        if name not in sys.modules and name not in _finders:
-            _finders[name] = PatchOnImport(name, _patch_library)
-    lazytls.install(libraries)  # clients built during the test set up TLS only if they go live
+        if name not in sys.modules:
+            PATCHES.when_imported(_SEAMS, name, _patch_library)
+    # Clients built during the test set up TLS only if they go live.
+    lazytls.install(_SEAMS, libraries)
     # vcr_kit's errors cross the SDK's retry loop as themselves: wrapped now if the SDK
     # is loaded, else the moment a test imports it (anthropic 0.x would otherwise turn
-    # the first request's miss into "Connection error.").
+    # the first request's miss into "Connection error."). Never put back: see sdk_errors.
     install_error_passage()
-    if BASE_CLIENT_MODULE not in sys.modules and BASE_CLIENT_MODULE not in _finders:
-        _finders[BASE_CLIENT_MODULE] = PatchOnImport(BASE_CLIENT_MODULE, install_error_passage)
-    cloud_credentials.install(current)  # the cloud clients sign nothing while replaying
-    aiohttp_seam.install(current)  # now if aiohttp is loaded, else when it is imported
-    guard.install(current)
+    if BASE_CLIENT_MODULE not in sys.modules:
+        PATCHES.when_imported(_SEAMS, BASE_CLIENT_MODULE, install_error_passage)
+    cloud_credentials.install(_SEAMS, current)  # the cloud clients sign nothing while replaying
+    aiohttp_seam.install(_SEAMS, current)  # now if aiohttp is loaded, else when it is imported
+    guard.install(_SEAMS, current)
 
 
 def _patch_library(library: ModuleType) -> None:
-    with _lock:
-        _patch(library.HTTPTransport, "handle_request", _sync_seam)
-        _patch(library.AsyncHTTPTransport, "handle_async_request", _async_seam)
+    PATCHES.apply(_SEAMS, PATCHES.made_once(_library_patches, library))
 
 
-def _uninstall() -> None:
-    for finder in _finders.values():
-        finder.remove()
-    _finders.clear()
-    guard.uninstall()
-    aiohttp_seam.uninstall()
-    cloud_credentials.uninstall()
-    lazytls.uninstall()
-    for (cls, name), own in _saved.items():
-        if own is None:
-            delattr(cls, name)
-        else:
-            setattr(cls, name, own)
-    _saved.clear()
+def _library_patches(library: ModuleType) -> tuple[Patch, ...]:
+    return (
+        patch(library.HTTPTransport, "handle_request", _sync_seam),
+        patch(library.AsyncHTTPTransport, "handle_async_request", _async_seam),
+    )
 
 
 @contextmanager
@@ -168,22 +146,11 @@ def intercepting(recorder: HttpRecorder, extra_hosts: Sequence[str] = ()) -> Ite
     ``recorder``, and SDK clients built without a key get one per request."""
     session = Interception(recorder, tuple(extra_hosts))
     session.hosts()  # a bad VCR_HOSTS or vcr_hosts fails when the test starts
-    with ExitStack() as stack:
-        with _lock:
-            _active.append(session)
-            _install()  # idempotent; also patches a library loaded since the last test
-        stack.callback(_leave, session)
-        stack.enter_context(filling_credentials())
+    # _install is idempotent: it also patches a library loaded since the last test.
+    # The last test to leave puts every patch back (and removes the import hooks).
+    with PATCHES.entered(_SEAMS, session, _install), filling_credentials():
         yield
 
 
-def _leave(session: Interception) -> None:
-    with _lock:
-        _active.remove(session)
-        if not _active:
-            _uninstall()
-
-
 def is_installed() -> bool:
-    with _lock:
-        return bool(_saved)
+    return PATCHES.holds(_SEAMS)

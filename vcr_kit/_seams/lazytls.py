@@ -24,17 +24,15 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any, Final
 
-from .made_once import made_once
+from .patches import PATCHES, Patch, patch
 
-__all__ = ["install", "is_lazy", "uninstall"]
+__all__ = ["install", "is_lazy"]
 
 #: Set on a lazy instance: the arguments its ``__init__`` was called with.
 _ARGS: Final = "_vcr_kit_lazy_args"
-_lock = threading.RLock()
-#: class -> its own ``__init__`` before patching (None when it had none of its own).
-_saved: dict[type[Any], Any] = {}
-#: class -> its lazy subclass.
-_lazy_classes: dict[type[Any], type[Any]] = {}
+#: Held while a lazy instance builds its pool (the library's own ``__init__``, which may
+#: import): not the patches' lock, which a test entering or an import hook waits for.
+_building: Final = threading.RLock()
 
 
 def is_lazy(transport: object) -> bool:
@@ -44,7 +42,7 @@ def is_lazy(transport: object) -> bool:
 
 def _build(self: Any) -> Any:
     """Run the real ``__init__`` of the plain class with the recorded arguments."""
-    with _lock:
+    with _building:
         state = vars(self)
         if _ARGS in state:
             plain = type(self).__mro__[1]
@@ -59,7 +57,7 @@ def _build(self: Any) -> Any:
 
 
 def _real_init(cls: type[Any]) -> Callable[..., None]:
-    own = _saved.get(cls)
+    own = PATCHES.saved(cls, "__init__")  # None once the patch is put back
     init: Callable[..., None] = own if own is not None else cls.__dict__["__init__"]
     return init
 
@@ -75,9 +73,11 @@ class _LazyPool:
 
 
 def _lazy_class(cls: type[Any], is_async: bool) -> type[Any]:
-    lazy = _lazy_classes.get(cls)
-    if lazy is not None:
-        return lazy
+    lazy: type[Any] = PATCHES.made_once(_new_lazy_class, cls, is_async)
+    return lazy
+
+
+def _new_lazy_class(cls: type[Any], is_async: bool) -> type[Any]:
     namespace: dict[str, Any] = {
         "__module__": cls.__module__,
         "__qualname__": cls.__qualname__,
@@ -116,13 +116,11 @@ def _lazy_class(cls: type[Any], is_async: bool) -> type[Any]:
                 cls.close(self)
 
         namespace.update(__enter__=enter, __exit__=exit_, close=close)
-    lazy = type(cls.__name__, (cls,), namespace)
-    _lazy_classes[cls] = lazy
-    return lazy
+    return type(cls.__name__, (cls,), namespace)
 
 
 def _deferring_init(
-    cls: type[Any], is_async: bool, original: Callable[..., None]
+    original: Callable[..., None], cls: type[Any], is_async: bool
 ) -> Callable[..., None]:
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         if type(self) is not cls:  # a subclass may use its pool in its own __init__
@@ -136,16 +134,20 @@ def _deferring_init(
     return __init__
 
 
-def install(libraries: list[ModuleType]) -> None:
-    """Make the network transports of ``libraries`` built from now on lazy (idempotent)."""
-    with _lock:
-        for library in libraries:
-            pairs = ((library.HTTPTransport, False), (library.AsyncHTTPTransport, True))
-            for cls, is_async in pairs:
-                if cls in _saved or not _has_pool_design(cls):
-                    continue
-                _saved[cls] = cls.__dict__.get("__init__")
-                cls.__init__ = made_once(_deferring_init, cls, is_async, cls.__init__)
+def install(group: str, libraries: list[ModuleType]) -> None:
+    """Make the network transports of ``libraries`` built from now on lazy, until
+    ``group`` is put back (idempotent); lazy ones stay lazy after that."""
+    for library in libraries:
+        PATCHES.apply(group, PATCHES.made_once(_patches, library))
+
+
+def _patches(library: ModuleType) -> tuple[Patch, ...]:
+    pairs = ((library.HTTPTransport, False), (library.AsyncHTTPTransport, True))
+    return tuple(
+        patch(cls, "__init__", _deferring_init, cls, is_async)
+        for cls, is_async in pairs
+        if _has_pool_design(cls)
+    )
 
 
 def _has_pool_design(cls: type[Any]) -> bool:
@@ -157,14 +159,3 @@ def _has_pool_design(cls: type[Any]) -> bool:
         "close",
     )
     return "__init__" in cls.__dict__ and all(name in cls.__dict__ for name in names)
-
-
-def uninstall() -> None:
-    """Transports built from now on set up TLS at once again; lazy ones stay lazy."""
-    with _lock:
-        for cls, own in _saved.items():
-            if own is None:  # pragma: no cover - _has_pool_design requires an own __init__
-                del cls.__init__
-            else:
-                cls.__init__ = own
-        _saved.clear()

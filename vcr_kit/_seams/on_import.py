@@ -1,9 +1,10 @@
 """Run a patch the moment a module is first imported, without importing it.
 
 A seam for a library the test may not have loaded yet (aiohttp, the SDK itself)
-patches it at once if it is loaded, and otherwise puts a finder on ``sys.meta_path``
-that runs the patch right after the module's own code has run. vcr_kit never
-imports the library: a process that never uses it never pays for it.
+patches it at once if it is loaded, and otherwise the seams' registry
+(``patches.PATCHES.when_imported``) puts this finder on ``sys.meta_path``, which runs
+the patch right after the module's own code has run. vcr_kit never imports the
+library: a process that never uses it never pays for it.
 """
 
 from __future__ import annotations

@@ -12,19 +12,17 @@ from __future__ import annotations
 
 import functools
 import sys
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from typing import Any
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import Any, Final
 
 from .._core.credentials import environment_key
-from .made_once import made_once
+from .patches import PATCHES, patch
 
 __all__ = ["filling_credentials"]
 
-_lock = threading.RLock()
-_credential_saved: dict[type[Any], Any] = {}
-_credential_users = [0]
+#: The patch group (see ``patches``): entered by every running test, patched by the first.
+_CREDENTIALS: Final = "SDK clients' credentials"
 
 
 def _has_auth(headers: Any, extra: tuple[Any, ...]) -> bool:
@@ -52,30 +50,21 @@ def _filling(original: Callable[..., None]) -> Callable[..., None]:
     return validate
 
 
-@contextmanager
-def filling_credentials() -> Iterator[None]:
-    """While the block runs, SDK clients built without a key get one per request."""
-    with _lock:
-        _credential_users[0] += 1
-        if _credential_users[0] == 1 and "anthropic" in sys.modules:
-            _patch_credentials()
-    try:
-        yield
-    finally:
-        with _lock:
-            _credential_users[0] -= 1
-            if _credential_users[0] == 0:
-                for cls, own in _credential_saved.items():
-                    cls._validate_headers = own
-                _credential_saved.clear()
+def filling_credentials() -> AbstractContextManager[None]:
+    """While the block runs, SDK clients built without a key get one per request: patched
+    when the first running test enters if the SDK is loaded, put back when the last leaves."""
+    return PATCHES.entered(_CREDENTIALS, None, _patch_credentials, each_entry=False)
 
 
 def _patch_credentials() -> None:
-    import anthropic
-
-    for cls in (anthropic.Anthropic, anthropic.AsyncAnthropic):
-        own = cls.__dict__.get("_validate_headers")
-        if own is None or cls in _credential_saved:
-            continue
-        _credential_saved[cls] = own
-        cls._validate_headers = made_once(_filling, own)  # type: ignore[method-assign]
+    anthropic = sys.modules.get("anthropic")
+    if anthropic is None:
+        return
+    PATCHES.apply(
+        _CREDENTIALS,
+        (
+            patch(cls, "_validate_headers", _filling)
+            for cls in (anthropic.Anthropic, anthropic.AsyncAnthropic)
+            if "_validate_headers" in cls.__dict__
+        ),
+    )

@@ -13,18 +13,20 @@ from __future__ import annotations
 
 import functools
 import sys
-import threading
+from collections.abc import Callable
 from contextvars import ContextVar
 from types import ModuleType
 from typing import Any, Final
 
 from ..errors import VCRError
+from .patches import PATCHES, patch
 
 __all__ = ["BASE_CLIENT_MODULE", "deliver", "delivered", "install_error_passage"]
 
 _inside_request: ContextVar[bool] = ContextVar("vcr_kit_inside_sdk_request", default=False)
-_lock = threading.RLock()
-_passage_installed: list[bool] = []
+#: The patch group of the SDK's wrapped ``request`` methods: applied once, never put back
+#: (the wrappers are inert unless vcr_kit raises inside them).
+_PASSAGE: Final = "vcr_kit errors through the SDK"
 
 
 class _Escape(BaseException):
@@ -36,50 +38,56 @@ class _Escape(BaseException):
 
 
 #: The SDK module whose ``request`` methods are wrapped: a seam that finds it not yet
-#: imported asks ``on_import`` to call ``install_error_passage`` once it is.
+#: imported asks ``patches`` to call ``install_error_passage`` once it is.
 BASE_CLIENT_MODULE: Final = "anthropic._base_client"
 
 
 def install_error_passage(base_client: ModuleType | None = None) -> None:
     """Wrap the SDK's ``request`` methods once: those of ``base_client`` (the module
     just imported), else of the SDK already loaded; a no-op when neither is there."""
-    if _passage_installed:
+    if PATCHES.holds(_PASSAGE):
         return
     if base_client is None:
         base_client = sys.modules.get(BASE_CLIENT_MODULE)
         if base_client is None:
             return
-    with _lock:
-        if _passage_installed:
-            return
-        module: Any = base_client  # the SDK's own classes, patched in place
+    module: Any = base_client  # the SDK's own classes, patched in place
+    PATCHES.apply(
+        _PASSAGE,
+        (
+            patch(module.SyncAPIClient, "request", _passing),
+            patch(module.AsyncAPIClient, "request", _apassing),
+        ),
+        once=True,
+    )
 
-        sync_request = module.SyncAPIClient.request
-        async_request = module.AsyncAPIClient.request
 
-        @functools.wraps(sync_request)
-        def request(self: Any, *args: Any, **kwargs: Any) -> Any:
-            token = _inside_request.set(True)
-            try:
-                return sync_request(self, *args, **kwargs)
-            except _Escape as escape:
-                raise escape.error from None
-            finally:
-                _inside_request.reset(token)
+def _passing(sync_request: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(sync_request)
+    def request(self: Any, *args: Any, **kwargs: Any) -> Any:
+        token = _inside_request.set(True)
+        try:
+            return sync_request(self, *args, **kwargs)
+        except _Escape as escape:
+            raise escape.error from None
+        finally:
+            _inside_request.reset(token)
 
-        @functools.wraps(async_request)
-        async def arequest(self: Any, *args: Any, **kwargs: Any) -> Any:
-            token = _inside_request.set(True)
-            try:
-                return await async_request(self, *args, **kwargs)
-            except _Escape as escape:
-                raise escape.error from None
-            finally:
-                _inside_request.reset(token)
+    return request
 
-        module.SyncAPIClient.request = request
-        module.AsyncAPIClient.request = arequest
-        _passage_installed.append(True)
+
+def _apassing(async_request: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(async_request)
+    async def arequest(self: Any, *args: Any, **kwargs: Any) -> Any:
+        token = _inside_request.set(True)
+        try:
+            return await async_request(self, *args, **kwargs)
+        except _Escape as escape:
+            raise escape.error from None
+        finally:
+            _inside_request.reset(token)
+
+    return arequest
 
 
 def deliver(error: VCRError) -> BaseException:
@@ -92,9 +100,6 @@ def deliver(error: VCRError) -> BaseException:
     return error
 
 
-_SDK_VISIBLE: dict[type[VCRError], type[VCRError]] = {}
-
-
 def through_sdk(exc: VCRError) -> VCRError:
     """``exc`` as the same class that is also an ``AnthropicError``, which anthropic 1.0
     and later re-raise unretried: the fallback for a request already under way when
@@ -104,20 +109,22 @@ def through_sdk(exc: VCRError) -> VCRError:
     cls = type(exc)
     if isinstance(exc, anthropic.AnthropicError):
         return exc
-    visible = _SDK_VISIBLE.get(cls)
-    if visible is None:
-        visible = type(
-            cls.__name__,
-            (cls, anthropic.AnthropicError),
-            {
-                "__module__": cls.__module__,
-                "__qualname__": cls.__qualname__,
-                # Pickled as the plain vcr_kit class, which can be found by its name.
-                "__reduce__": lambda self: (cls, (self.message, self.path)),
-            },
-        )
-        _SDK_VISIBLE[cls] = visible
+    visible: type[VCRError] = PATCHES.made_once(_sdk_visible, cls, anthropic.AnthropicError)
     return visible(exc.message, exc.path).with_traceback(exc.__traceback__)
+
+
+def _sdk_visible(cls: type[VCRError], sdk_error: type[Exception]) -> type[VCRError]:
+    """``cls`` that is also the SDK's ``AnthropicError``."""
+    return type(
+        cls.__name__,
+        (cls, sdk_error),
+        {
+            "__module__": cls.__module__,
+            "__qualname__": cls.__qualname__,
+            # Pickled as the plain vcr_kit class, which can be found by its name.
+            "__reduce__": lambda self: (cls, (self.message, self.path)),
+        },
+    )
 
 
 class _Delivered:

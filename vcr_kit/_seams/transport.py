@@ -18,6 +18,7 @@ from .._core.credentials import REPLAY_API_KEY, has_real_credentials
 from .._core.httplib import sdk_library
 from .._engine import faults
 from .._engine.recorder import HttpRecorder
+from .patches import PATCHES
 from .sdk_errors import delivered, install_error_passage
 
 if TYPE_CHECKING:  # imported on first use: `import anthropic` costs most of a second
@@ -84,26 +85,24 @@ class _RecordingTransport:
             await self._async_live.aclose()
 
 
-_classes: dict[str, type[Any]] = {}
-
-
 def transport_class(library: ModuleType | None = None) -> type[Any]:
-    """``VCRTransport`` for ``library`` (default: the SDK's): sync and async in one."""
-    library = library or sdk_library()
-    cls = _classes.get(library.__name__)
-    if cls is None:
-        cls = type(
-            "VCRTransport",
-            (_RecordingTransport, library.BaseTransport, library.AsyncBaseTransport),
-            {
-                "__module__": "vcr_kit",
-                "__doc__": "A transport that records and replays; usable by sync and async "
-                f"{library.__name__} clients.",
-                "_library": library,
-            },
-        )
-        _classes[library.__name__] = cls
+    """``VCRTransport`` for ``library`` (default: the SDK's): sync and async in one,
+    made once per library."""
+    cls: type[Any] = PATCHES.made_once(_new_transport_class, library or sdk_library())
     return cls
+
+
+def _new_transport_class(library: ModuleType) -> type[Any]:
+    return type(
+        "VCRTransport",
+        (_RecordingTransport, library.BaseTransport, library.AsyncBaseTransport),
+        {
+            "__module__": "vcr_kit",
+            "__doc__": "A transport that records and replays; usable by sync and async "
+            f"{library.__name__} clients.",
+            "_library": library,
+        },
+    )
 
 
 def __getattr__(name: str) -> Any:
