@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.env import offline_prefix, run_captured
+from tests.support.env import XDIST_WORKER_VARS, offline_prefix, run_captured
 
 pytestmark = [pytest.mark.child, pytest.mark.matrix]
 
@@ -32,6 +32,7 @@ class ExampleSuiteOfflineTest(unittest.TestCase):
             k: v
             for k, v in os.environ.items()
             if not k.startswith(("VCR_", "ANTHROPIC_")) and k != "PYTHONWARNINGS"
+            and k not in XDIST_WORKER_VARS
         }
         env.update({"CI": "true", "PYTHONWARNINGS": "error"})
         prefix = offline_prefix()

@@ -30,7 +30,9 @@ class SummaryTest(unittest.TestCase):
         (folder / "a-000000000000.json").write_text("{}", encoding="utf-8")
         _journal.add(_journal.Event.REPLAYED, folder / "a-000000000000.json", 0.5)
 
-        patch_env(self, VCR_REPORT="0")
+        # Printed as by a process that is no xdist worker (a worker leaves it to its
+        # controller), whether or not this suite runs under xdist.
+        patch_env(self, VCR_REPORT="0", PYTEST_XDIST_WORKER="")
         self.assertEqual(self.summary_printed(), "")
         patch_env(self, VCR_REPORT="1")
         line = self.summary_printed()

@@ -90,10 +90,18 @@ def patch_env(test: unittest.TestCase, **values: str) -> None:
     test.addCleanup(env.__exit__, None, None, None)
 
 
+#: What pytest-xdist sets in a worker's environment: a process a test starts is no
+#: worker (it would leave its summary line and its run's judgement to a controller it
+#: does not have), whether or not this suite runs under xdist.
+XDIST_WORKER_VARS = ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID")
+
+
 def environ_without_vcr() -> dict[str, str]:
-    """A copy of ``os.environ`` less ``VCR_ENV_VARS``: for a subprocess that must not
-    inherit this run's mode, fixtures folder or keys."""
-    return {k: v for k, v in os.environ.items() if k not in VCR_ENV_VARS}
+    """A copy of ``os.environ`` less ``VCR_ENV_VARS`` and ``XDIST_WORKER_VARS``: for a
+    subprocess that must not inherit this run's mode, fixtures folder, keys or xdist
+    worker's identity."""
+    left_out = (*VCR_ENV_VARS, *XDIST_WORKER_VARS)
+    return {k: v for k, v in os.environ.items() if k not in left_out}
 
 
 def temp_dir(test: unittest.TestCase, prefix: str | None = None) -> Path:

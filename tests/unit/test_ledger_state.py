@@ -146,7 +146,9 @@ class CostLedgerResetTest(unittest.TestCase):
         self.assertIsNone(cost.price_for("my-model"))
 
     def test_reset_session_cost_keeps_the_prices_set(self) -> None:
-        # The public reset forgets the session's cost only, as it always has.
+        # The public reset forgets the session's cost only, as it always has. The
+        # session's cost so far (other tests of this process) is forgotten first.
+        cost.COST.reset()
         self.addCleanup(cost.COST.reset)
         cost.set_price("my-model", Price(2, 0, 0, 0, 4))
         cost.add_usage([{"model": "my-model", "usage": {"input_tokens": 10**6}}])
