@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import shutil
-import time
 import unittest
 
 from tests.support.cli_support import (
+    backdate,
     cli,
     fixture_asking,
     make_suite_project,
@@ -38,9 +37,9 @@ class PruneCase(unittest.TestCase):
         self.used = {name: fixture_asking(self.fixtures, name).name for name in ALL}
         orphan = self.fixtures / ORPHAN
         shutil.copyfile(self.fixtures / self.used["a1"], orphan)
-        past = time.time() - 3600
-        os.utime(orphan, (past, past))
-        time.sleep(0.01)  # the next run starts strictly after the files were written
+        # Every fixture, the orphan too, written an hour ago: the next run starts
+        # strictly after them, so each is kept for being used, never for being new.
+        backdate(self.fixtures)
 
     def pytest(self, *args: str, status: int = 0, **env: str) -> None:
         done = run_pytest(self.root, self.server.url, *args, CI="true", **env)
