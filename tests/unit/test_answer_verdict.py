@@ -13,6 +13,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support.examples import examples
 from vcr_kit._core.answer_verdict import (
     API_DRIFT,
     BENIGN,
@@ -92,7 +93,7 @@ def stream(message: dict[str, Any]) -> dict[str, Any]:
 
 
 class PropertyTest(unittest.TestCase):
-    @settings(max_examples=60, deadline=None)
+    @settings(max_examples=examples(60), deadline=None)
     @given(messages())
     def test_the_same_answer_is_identical_json_and_stream(self, message: dict[str, Any]) -> None:
         self.assertEqual(compare_answers(answer(message), answer(copy.deepcopy(message))).verdict,
@@ -100,14 +101,14 @@ class PropertyTest(unittest.TestCase):
         self.assertEqual(compare_answers(stream(message), stream(copy.deepcopy(message))).verdict,
                          IDENTICAL)
 
-    @settings(max_examples=60, deadline=None)
+    @settings(max_examples=examples(60), deadline=None)
     @given(messages(), st.integers(1, 10_000))
     def test_usage_alone_changes_nothing(self, message: dict[str, Any], tokens: int) -> None:
         other = copy.deepcopy(message)
         other["usage"]["input_tokens"] = tokens
         self.assertEqual(compare_answers(answer(message), answer(other)).verdict, IDENTICAL)
 
-    @settings(max_examples=60, deadline=None)
+    @settings(max_examples=examples(60), deadline=None)
     @given(messages(), _WORDS)
     def test_reworded_text_is_benign(self, message: dict[str, Any], words: str) -> None:
         other = copy.deepcopy(message)
@@ -117,7 +118,7 @@ class PropertyTest(unittest.TestCase):
             self.assertEqual(verdict.verdict, BENIGN)
             self.assertEqual(verdict.reasons, ("benign: other wording in block 0 (text)",))
 
-    @settings(max_examples=60, deadline=None)
+    @settings(max_examples=examples(60), deadline=None)
     @given(messages(), st.sampled_from(["max_tokens", "refusal", "pause_turn"]))
     def test_another_stop_reason_is_a_regression(
         self, message: dict[str, Any], stop: str
@@ -128,7 +129,7 @@ class PropertyTest(unittest.TestCase):
             verdict = compare_answers(make(message), make(other))
             self.assertEqual(verdict.verdict, REGRESSION, verdict.reasons)
 
-    @settings(max_examples=60, deadline=None)
+    @settings(max_examples=examples(60), deadline=None)
     @given(messages(), _KEYS, _SCALARS)
     def test_a_new_envelope_field_is_api_drift(
         self, message: dict[str, Any], key: str, value: Any
@@ -140,7 +141,7 @@ class PropertyTest(unittest.TestCase):
         self.assertEqual(verdict.verdict, API_DRIFT)
         self.assertIn(f"api drift: new field [message].{key}", verdict.reasons[0])
 
-    @settings(max_examples=60, deadline=None)
+    @settings(max_examples=examples(60), deadline=None)
     @given(messages(), _KEYS)
     def test_a_tool_input_of_another_shape_is_a_regression(
         self, message: dict[str, Any], key: str
@@ -154,7 +155,7 @@ class PropertyTest(unittest.TestCase):
             verdict = compare_answers(make(message), make(other))
             self.assertEqual(verdict.verdict, REGRESSION, verdict.reasons)
 
-    @settings(max_examples=60, deadline=None)
+    @settings(max_examples=examples(60), deadline=None)
     @given(messages())
     def test_the_stream_assembles_the_message(self, message: dict[str, Any]) -> None:
         assembled = assemble_stream(events_of(message))
