@@ -12,7 +12,8 @@ killed). Answers are 100 B to about 1 MB and ``expected_answer`` rebuilds any of
 from its fields, so a reader can check that a file holds exactly one complete answer.
 The writer stops when the file ``stop`` appears (a survivor: it appends ``stopped``
 and returns) or when the parent kills it with SIGKILL, anywhere, mid-write included;
-an error in a thread is logged as ``error <exception>``.
+an error in a thread is logged as ``error <exception>``; its stderr goes to
+``<log>.err``.
 
 Like ``helpers_fixture_worker.py`` it loads vcr_kit's modules without the SDK.
 """
@@ -56,6 +57,8 @@ def expected_answer(key: int, writer: str, size: int) -> dict[str, Any]:
 
 def record_until_stopped(folder: str, keys: int, threads: int, log: str, stop: str) -> None:
     warnings.simplefilter("error")  # as the rest of the suite runs
+    # Its own stderr (``<log>.err``): a survivor's must stay empty.
+    os.dup2(os.open(f"{log}.err", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), 2)
     fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
     def say(line: str) -> None:
