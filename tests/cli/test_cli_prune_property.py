@@ -16,12 +16,14 @@ one fixture no test uses is gone.
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 import subprocess
 import sys
 import time
 import unittest
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -122,7 +124,7 @@ class PruneAfterGeneratedRunsTest(unittest.TestCase):
     template: ClassVar[Path]
     driver: ClassVar[subprocess.Popen[str]]
     folder: ClassVar[Path]
-    copies: ClassVar[list[int]]
+    copies: ClassVar[Iterator[int]]
     outcomes: ClassVar[dict[tuple[Any, ...], Outcome]]
 
     @classmethod
@@ -148,12 +150,11 @@ class PruneAfterGeneratedRunsTest(unittest.TestCase):
         )
         cls.addClassCleanup(cls.driver.wait, 60)
         cls.addClassCleanup(cls.driver.stdin.close)  # type: ignore[union-attr]
-        cls.copies = [0]
+        cls.copies = itertools.count(1)
         cls.outcomes = {}
 
     def copy(self) -> Path:
-        self.copies[0] += 1
-        root = self.folder / f"copy-{self.copies[0]}"
+        root = self.folder / f"copy-{next(self.copies)}"
         shutil.copytree(self.template, root)
         return root
 
