@@ -64,6 +64,10 @@ PYTEST_NARROWING = [
     ["--sw"],
 ]
 PYTEST_HARMLESS = [["-q"], ["-v"], ["--tb=short"], ["-ra"]]
+#: Narrowing options that leave this project's run whole when no test fails or is
+#: skipped: -x and --maxfail stop only at a failure, and no test here is marked slow
+#: (vcr_kit judges such a run complete: every collected test passed, none deselected).
+WHOLE_UNLESS_A_TEST_FAILS = [["-m", "not slow"], ["-x"], ["--maxfail=1"]]
 UNITTEST_NARROWING = [
     ["discover", "-p", "test_a*.py"],
     ["-k", "a1"],
@@ -101,7 +105,8 @@ def runs(draw: Any) -> Run:
         args = ["-p", "no:cacheprovider", *args]
     elif chosen and chosen[0][0] == "discover":  # discover first, as the command wants
         args = [*chosen[0], *[w for o in [*shown, *chosen[1:]] for w in o]]
-    return Run(runner, args, skip, fail, narrowed=bool(chosen or skip or fail))
+    narrows = [option for option in chosen if option not in WHOLE_UNLESS_A_TEST_FAILS]
+    return Run(runner, args, skip, fail, narrowed=bool(narrows or skip or fail))
 
 
 #: A run made for real, its exit status and the run records it wrote.
@@ -278,6 +283,7 @@ class PruneAfterGeneratedRunsTest(unittest.TestCase):
                   narrowed=True)], [])  # fmt: skip
     @example([Run("unittest", [], skip=["b1"], narrowed=True)], [])
     @example([Run("pytest", ["-p", "no:cacheprovider", "-q"])], [])
+    @example([Run("pytest", ["-p", "no:cacheprovider", "-x"])], [])  # whole: nothing fails
     @example([Run("unittest", ["-v"]), Run("pytest", ["-p", "no:cacheprovider", "-k", "a1"],
                                           narrowed=True)], [])  # fmt: skip
     def test_prune_never_removes_a_fixture_a_test_uses(
