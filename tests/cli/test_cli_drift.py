@@ -117,8 +117,16 @@ def snapshot(folder: Path) -> dict[str, bytes]:
     }
 
 
+_MODULE = unittest.TestCase()  # holds the module's cleanups
+
+
+def tearDownModule() -> None:
+    _MODULE.doCleanups()
+
+
 class _Recorded(unittest.TestCase):
-    """The project, recorded once per class; the server moved for each test."""
+    """The project, recorded once for the module (by the first class that needs it:
+    no test writes into it); the server moved for each test."""
 
     server: Any
     root: Path
@@ -126,24 +134,19 @@ class _Recorded(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls) -> None:
-        # One recording for the class: a real pytest run of the project (about 4 s).
-        cls._cleanups: list[Any] = []
-        holder = unittest.TestCase()
-        cls.server = start_server(holder)
-        cls.root = temp_dir(holder)
-        cls.holder = holder
-        (cls.root / "tests").mkdir()
-        (cls.root / "tests" / "test_drifting.py").write_text(
+        if "root" in _Recorded.__dict__:
+            return
+        # One recording for the module: a real pytest run of the project (about 4 s).
+        server = start_server(_MODULE)
+        root = temp_dir(_MODULE)
+        (root / "tests").mkdir()
+        (root / "tests" / "test_drifting.py").write_text(
             textwrap.dedent(PROJECT), encoding="utf-8"
         )
-        (cls.root / "pytest.ini").write_text("[pytest]\ntestpaths = tests\n", encoding="utf-8")
-        cls.fixtures = cls.root / "fixtures"
-        done = run_pytest(cls.root, cls.server.url, VCR_MODE="record")
+        (root / "pytest.ini").write_text("[pytest]\ntestpaths = tests\n", encoding="utf-8")
+        done = run_pytest(root, server.url, VCR_MODE="record")
         assert done.returncode == 0, done.stdout + done.stderr
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.holder.doCleanups()
+        _Recorded.server, _Recorded.root, _Recorded.fixtures = server, root, root / "fixtures"
 
     def setUp(self) -> None:
         patch_env(self, VCR_REPORT="0", ANTHROPIC_BASE_URL=self.server.url,

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import shutil
-import time
 import unittest
+from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
 
 from tests.support.cli_support import (
+    backdate,
     cli,
     fixture_asking,
     make_suite_project,
@@ -30,21 +31,19 @@ ORPHAN = "orphan-0123456789ab.json"
 
 class PruneCase(unittest.TestCase):
     """Four tests, each with its own fixture, recorded by one complete pytest run, and
-    one orphan fixture no test uses (older than every run)."""
+    one orphan fixture no test uses (older than every run). Recorded once for the
+    module (``setUpModule``); each test works in its own copy."""
+
+    server: ClassVar[Any]
+    template: ClassVar[Path]
 
     def setUp(self) -> None:
         patch_env(self, VCR_REPORT="0")
-        self.server = start_server(self)
         self.root = temp_dir(self)
-        self.fixtures = make_suite_project(self.root, TESTS)
-        done = run_pytest(self.root, self.server.url)  # records every fixture
-        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        shutil.copytree(self.template, self.root, dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+        self.fixtures = self.root / "fixtures"
         self.used = {name: fixture_asking(self.fixtures, name).name for name in ALL}
-        orphan = self.fixtures / ORPHAN
-        shutil.copyfile(self.fixtures / self.used["a1"], orphan)
-        past = time.time() - 3600
-        os.utime(orphan, (past, past))
-        time.sleep(0.01)  # the next run starts strictly after the files were written
 
     def pytest(self, *args: str, status: int = 0, **env: str) -> None:
         done = run_pytest(self.root, self.server.url, *args, CI="true", **env)
@@ -89,6 +88,27 @@ class PruneCase(unittest.TestCase):
         else:
             raise AssertionError(f"no run record says {why!r}")
 
+
+
+_MODULE = unittest.TestCase()  # holds the module's cleanups
+
+
+def setUpModule() -> None:
+    PruneCase.server = start_server(_MODULE)
+    template = temp_dir(_MODULE)
+    fixtures = make_suite_project(template, TESTS)
+    done = run_pytest(template, PruneCase.server.url)  # records every fixture
+    if done.returncode != 0:
+        raise AssertionError(done.stdout + done.stderr)
+    shutil.copyfile(fixture_asking(fixtures, "a1"), fixtures / ORPHAN)
+    # Every fixture, the orphan too, written an hour ago: the tests' runs start
+    # strictly after them, so each is kept for being used, never for being new.
+    backdate(fixtures)
+    PruneCase.template = template
+
+
+def tearDownModule() -> None:
+    _MODULE.doCleanups()
 
 
 class PartialRunsTest(PruneCase):

@@ -2,23 +2,28 @@
 failures, under pytest or unittest), ``vcr_kit prune --yes`` never removes a fixture
 used by a test that exists in the project.
 
-Each run is real: a child of ``tests/support/run_driver.py`` (forked, so the SDK is
-imported once) runs ``pytest.main`` or ``python -m unittest`` with the generated
-command line in a fresh copy of a small recorded project, and writes its run record
-at exit as any test run does. Then ``prune`` runs on the copy. And so that the
+Each distinct run is real, once: a child of ``tests/support/run_driver.py`` (forked, so
+the SDK is imported once) runs ``pytest.main`` or ``python -m unittest`` with the
+generated command line in a fresh copy of a small recorded project, and writes its run
+record at exit as any test run does. A run's record does not depend on the runs made
+before it (``test_a_generated_state_is_the_state_real_runs_leave`` shows it, by real
+runs one after another in one copy), so an example's state is built from those
+records: the template copied, the records of its runs placed one after another, as
+consecutive runs would leave them. Then ``prune`` runs on the copy. And so that the
 property is not bought by never pruning: when one of the runs narrowed nothing, the
 one fixture no test uses is gone.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
-import os
 import shutil
 import subprocess
 import sys
 import time
 import unittest
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -27,7 +32,14 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from tests.support.cli_support import KEY, cli, fixture_asking, make_suite_project, run_pytest
+from tests.support.cli_support import (
+    KEY,
+    backdate,
+    cli,
+    fixture_asking,
+    make_suite_project,
+    run_pytest,
+)
 from tests.support.env import environ_without_vcr, start_server, temp_dir, working_dir
 
 pytestmark = pytest.mark.child
@@ -55,6 +67,10 @@ PYTEST_NARROWING = [
     ["--sw"],
 ]
 PYTEST_HARMLESS = [["-q"], ["-v"], ["--tb=short"], ["-ra"]]
+#: Narrowing options that leave this project's run whole when no test fails or is
+#: skipped: -x and --maxfail stop only at a failure, and no test here is marked slow
+#: (vcr_kit judges such a run complete: every collected test passed, none deselected).
+WHOLE_UNLESS_A_TEST_FAILS = [["-m", "not slow"], ["-x"], ["--maxfail=1"]]
 UNITTEST_NARROWING = [
     ["discover", "-p", "test_a*.py"],
     ["-k", "a1"],
@@ -92,7 +108,23 @@ def runs(draw: Any) -> Run:
         args = ["-p", "no:cacheprovider", *args]
     elif chosen and chosen[0][0] == "discover":  # discover first, as the command wants
         args = [*chosen[0], *[w for o in [*shown, *chosen[1:]] for w in o]]
-    return Run(runner, args, skip, fail, narrowed=bool(chosen or skip or fail))
+    narrows = [option for option in chosen if option not in WHOLE_UNLESS_A_TEST_FAILS]
+    return Run(runner, args, skip, fail, narrowed=bool(narrows or skip or fail))
+
+
+#: A run made for real, its exit status and the run records it wrote.
+Outcome = tuple[Run, int, list[dict[str, Any]]]
+#: The fields of a run record that name the process or the moment, not the judgement.
+MOMENT = ("run", "pid", "started", "finished")
+
+
+def key(run: Run) -> tuple[Any, ...]:
+    """Runs with one key are the same run: the same command line in the same project."""
+    return (run.runner, tuple(run.args), tuple(run.skip), tuple(run.fail))
+
+
+def judgement(record: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in record.items() if k not in MOMENT}
 
 
 class PruneAfterGeneratedRunsTest(unittest.TestCase):
@@ -100,6 +132,8 @@ class PruneAfterGeneratedRunsTest(unittest.TestCase):
     template: ClassVar[Path]
     driver: ClassVar[subprocess.Popen[str]]
     folder: ClassVar[Path]
+    copies: ClassVar[Iterator[int]]
+    outcomes: ClassVar[dict[tuple[Any, ...], Outcome]]
 
     @classmethod
     def setUpClass(cls) -> None:
@@ -114,9 +148,7 @@ class PruneAfterGeneratedRunsTest(unittest.TestCase):
             raise AssertionError(done.stdout + done.stderr)
         shutil.rmtree(fixtures / ".runs")  # each example is judged by its own runs only
         shutil.copyfile(fixture_asking(fixtures, "a1"), fixtures / ORPHAN)
-        past = time.time() - 3600
-        for path in fixtures.glob("*.json"):
-            os.utime(path, (past, past))  # recorded before every run of the examples
+        backdate(fixtures)  # recorded before every run of the examples
         cls.driver = subprocess.Popen(
             [sys.executable, str(DRIVER)],
             stdin=subprocess.PIPE,
@@ -126,11 +158,21 @@ class PruneAfterGeneratedRunsTest(unittest.TestCase):
         )
         cls.addClassCleanup(cls.driver.wait, 60)
         cls.addClassCleanup(cls.driver.stdin.close)  # type: ignore[union-attr]
-        cls.examples = [0]
+        cls.copies = itertools.count(1)
+        cls.outcomes = {}
 
-    def run_it(self, root: Path, run: Run, log: Path) -> int:
+    def copy(self) -> Path:
+        root = self.folder / f"copy-{next(self.copies)}"
+        shutil.copytree(self.template, root)
+        return root
+
+    def run_it(self, root: Path, run: Run) -> int:
+        """``run`` for real in the project at ``root``."""
         env = environ_without_vcr()
         env.pop("PYTEST_ADDOPTS", None)
+        # Under tox every child of the driver would share the run id tox-<driver pid>
+        # (shards of one run); here each run is a run of its own, as a developer's are.
+        env.pop("TOX_ENV_NAME", None)
         env.update(
             LOOPBACK_URL=self.server.url,
             ANTHROPIC_API_KEY=KEY,
@@ -140,6 +182,7 @@ class PruneAfterGeneratedRunsTest(unittest.TestCase):
             SKIP_TESTS=",".join(run.skip),
             FAIL_TESTS=",".join(run.fail),
         )
+        log = root / f"run-{len(list(root.glob('run-*.log')))}.log"
         request = {"cwd": str(root), "env": env, "runner": run.runner, "args": run.args,
                    "log": str(log)}  # fmt: skip
         assert self.driver.stdin is not None
@@ -151,32 +194,110 @@ class PruneAfterGeneratedRunsTest(unittest.TestCase):
         status: int = json.loads(answer)["status"]
         return status
 
+    @staticmethod
+    def records(root: Path) -> list[dict[str, Any]]:
+        """The run records in ``root``'s fixtures, oldest first."""
+        found = [json.loads(p.read_text(encoding="utf-8"))
+                 for p in (root / "fixtures" / ".runs").glob("*/*.json")]  # fmt: skip
+        return sorted(found, key=lambda record: float(record["finished"]))
+
+    def outcome(self, run: Run) -> Outcome:
+        """What ``run`` leaves when made alone in a fresh copy: made for real once."""
+        if key(run) not in self.outcomes:
+            root = self.copy()
+            status = self.run_it(root, run)
+            self.outcomes[key(run)] = (run, status, self.records(root))
+            shutil.rmtree(root)
+        return self.outcomes[key(run)]
+
+    def generated(self, made: list[Run]) -> tuple[Path, list[int]]:
+        """A copy holding the records of ``made``, as if run one after another in it;
+        and their exit statuses."""
+        root = self.copy()
+        start = time.time() - 600 * len(made)  # after the fixtures were written
+        statuses = []
+        for index, run in enumerate(made):
+            _, status, records = self.outcome(run)
+            statuses.append(status)
+            for record in records:
+                shift = start + 600 * index - float(record["started"])
+                placed = {**record, "run": f"generated-{index}",
+                          "started": float(record["started"]) + shift,
+                          "finished": float(record["finished"]) + shift}  # fmt: skip
+                target = root / "fixtures" / ".runs" / placed["run"]
+                target.mkdir(parents=True, exist_ok=True)
+                (target / f"{record['pid']}.json").write_text(json.dumps(placed), encoding="utf-8")
+        return root, statuses
+
+    def at_most_one_new(self, drawn: list[Run], reuse: list[int]) -> list[Run]:
+        """``drawn``, each run after its first one not yet made replaced by a run made
+        before (``reuse`` picks which; none replaced when it is empty): an example makes
+        at most one real run, and its sequences mix runs of every earlier example."""
+        made: list[Run] = []
+        new = 0
+        earlier = sorted(self.outcomes)
+        for index, run in enumerate(drawn):
+            chosen = run
+            if key(run) not in self.outcomes:
+                new += 1
+                if new > 1 and reuse and earlier:
+                    chosen = self.outcomes[earlier[reuse[index % len(reuse)] % len(earlier)]][0]
+            made.append(chosen)
+        return made
+
+    @staticmethod
+    def prune(root: Path) -> tuple[set[str], str]:
+        """The fixtures left by ``vcr_kit prune --yes`` in ``root``, and its output."""
+        with working_dir(root):
+            _, out, err = cli("prune", "--yes")
+        return {p.name for p in (root / "fixtures").glob("*.json")}, out + err
+
+    def test_a_generated_state_is_the_state_real_runs_leave(self) -> None:
+        # A narrowed unittest run, then a whole pytest run, one after another in one copy,
+        # against the same two runs each made alone: the records judge alike, and prune
+        # leaves the same fixtures. (Two runs of the explicit examples below: made alone
+        # once, for both tests.)
+        made = [Run("unittest", ["discover", "-p", "test_a*.py"], narrowed=True),
+                Run("pytest", ["-p", "no:cacheprovider", "-q"])]  # fmt: skip
+        real = self.copy()
+        statuses = [self.run_it(real, run) for run in made]
+        # The first run started from the template, as a run made alone does: its record
+        # is the one a run alone leaves (the second is made alone by `generated`).
+        first = self.records(real)[:1]
+        self.outcomes.setdefault(key(made[0]), (made[0], statuses[0], first))
+        root, generated = self.generated(made)
+        self.assertEqual(statuses, generated)
+        self.assertEqual([judgement(r) for r in self.records(real)],
+                         [judgement(r) for r in self.records(root)])  # fmt: skip
+        self.assertEqual([r["complete"] for r in self.records(real)], [False, True])
+        left, out = self.prune(real)
+        self.assertEqual(self.prune(root)[0], left, out)
+        self.assertNotIn(ORPHAN, left, out)
+
     @settings(
         max_examples=8,
         deadline=None,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
     )
-    @given(st.lists(runs(), min_size=1, max_size=3))
+    @given(st.lists(runs(), min_size=1, max_size=3), st.lists(st.integers(0), min_size=2))
     # issue 15's three examples, and whole runs under both runners
-    @example([Run("unittest", ["discover", "-p", "test_a*.py"], narrowed=True)])
-    @example([Run("pytest", ["-p", "no:cacheprovider", "--ignore=tests/test_b.py"], narrowed=True)])
-    @example([Run("unittest", [], skip=["b1"], narrowed=True)])
-    @example([Run("pytest", ["-p", "no:cacheprovider", "-q"])])
+    @example([Run("unittest", ["discover", "-p", "test_a*.py"], narrowed=True)], [])
+    @example([Run("pytest", ["-p", "no:cacheprovider", "--ignore=tests/test_b.py"],
+                  narrowed=True)], [])  # fmt: skip
+    @example([Run("unittest", [], skip=["b1"], narrowed=True)], [])
+    @example([Run("pytest", ["-p", "no:cacheprovider", "-q"])], [])
+    @example([Run("pytest", ["-p", "no:cacheprovider", "-x"])], [])  # whole: nothing fails
     @example([Run("unittest", ["-v"]), Run("pytest", ["-p", "no:cacheprovider", "-k", "a1"],
-                                          narrowed=True)])  # fmt: skip
-    def test_prune_never_removes_a_fixture_a_test_uses(self, made: list[Run]) -> None:
-        self.examples[0] += 1
-        root = self.folder / f"example-{self.examples[0]}"
-        shutil.copytree(self.template, root)
+                                          narrowed=True)], [])  # fmt: skip
+    def test_prune_never_removes_a_fixture_a_test_uses(
+        self, drawn: list[Run], reuse: list[int]
+    ) -> None:
+        made = self.at_most_one_new(drawn, reuse)
+        root, statuses = self.generated(made)
         fixtures = root / "fixtures"
         used = {name: fixture_asking(fixtures, name).name for name in ALL}
-        statuses = []
-        for index, run in enumerate(made):
-            statuses.append(self.run_it(root, run, root / f"run-{index}.log"))
-        with working_dir(root):
-            _, out, err = cli("prune", "--yes")
-        left = {p.name for p in fixtures.glob("*.json")}
-        story = f"runs: {made}, statuses: {statuses}\n{out}{err}"
+        left, out = self.prune(root)
+        story = f"runs: {made}, statuses: {statuses}\n{out}"
         for run, status in zip(made, statuses, strict=True):
             if not run.narrowed:  # a whole, passing suite: the driver ran it for real
                 self.assertEqual(status, 0, story)
@@ -186,8 +307,6 @@ class PruneAfterGeneratedRunsTest(unittest.TestCase):
         else:
             self.assertIn(ORPHAN, left, story)
         shutil.rmtree(root)
-
-    examples: ClassVar[list[int]]
 
 
 if __name__ == "__main__":

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import time
 import unittest
 
 import pytest
 
-from tests.support.cli_support import cli, make_project, run_pytest
+from tests.support.cli_support import backdate, cli, make_project, run_pytest
 from tests.support.env import patch_env, start_server, temp_dir, working_dir
 
 
@@ -33,7 +32,7 @@ class UnusedAfterARerecordTest(unittest.TestCase):
         self.pytest()
         first = set(self.names())
         self.assertEqual(len(first), 2)
-        time.sleep(0.01)  # the next run starts strictly after the old files were written
+        backdate(self.fixtures)  # the next run starts strictly after the old files were written
         self.pytest(GREETING="Say hello, louder.")
         (old,) = first - {_farewell(self)}
         self.assertEqual(len(self.names()), 3)

@@ -40,6 +40,7 @@ import vcr_kit
 from tests.support import fault_report
 from tests.support.cli_support import cli
 from tests.support.env import environ_without_vcr, run_captured, vcr_environ
+from tests.support.examples import examples
 from tests.support.loopback_case import create
 from tests.support.sdk_scenarios import recording_key
 from vcr_kit._core.fixture_names import fixture_name
@@ -49,7 +50,7 @@ pytestmark = pytest.mark.child
 ROOT = Path(__file__).resolve().parents[2]
 #: Far above what any example takes (a second or two); only a hang reaches it.
 WATCHDOG_SECONDS = 300
-EXAMPLES = int(os.environ.get("VCR_HOSTILE_EXAMPLES", "60"))
+EXAMPLES = examples(int(os.environ.get("VCR_HOSTILE_EXAMPLES", "60")))
 #: Larger than any fixture vcr_kit reads (``vcr_kit._store.files.MAX_FIXTURE_BYTES``).
 HUGE = 512 * 1024 * 1024 + 1
 SUBFOLDERS = ("", "sub", "sub/deeper", "other.d/x")
@@ -313,7 +314,7 @@ class HostileFoldersTest(unittest.TestCase):
         self.check_http_replay(root, chosen)
         self.check_commands(root, placed)
 
-    @settings(max_examples=4, deadline=None, database=None,
+    @settings(max_examples=examples(4), deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(placed=st.lists(entries, min_size=1, max_size=8))
     def test_the_commands_in_a_child_process(self, placed: list[Entry]) -> None:

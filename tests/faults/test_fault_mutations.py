@@ -31,11 +31,12 @@ from hypothesis import strategies as st
 import vcr_kit
 from tests.support import fault_report
 from tests.support.env import vcr_environ
+from tests.support.examples import examples
 from tests.support.sdk_scenarios import MODEL, recording_key
 
 pytestmark = pytest.mark.inprocess
 
-EXAMPLES = 250
+EXAMPLES = examples(250)
 WRONG_VALUES: list[Any] = [None, 0, -1, 1.5, True, "x", "", [], {}, [1], {"a": 1}, 10**30]
 HUGE_VALUES: list[Any] = [10**400, -(10**30), "h" * 1_000_000, ["h"] * 100_000]
 CONFLICT = b"<<<<<<< HEAD\n=======\n>>>>>>> other-branch\n"

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 import vcr_kit
 from tests.support.env import entries
+from tests.support.examples import examples
 from tests.support.loopback_case import LoopbackTestCase, create
 from vcr_kit._core.config import AllowedSecrets, allowed_secrets
 from vcr_kit._core.credentials import credentials_in
@@ -270,7 +271,7 @@ def embed(before: list[str], text: str, after: list[str], sep: str) -> bytes:
 
 
 class MatcherPropertyTest(unittest.TestCase):
-    @settings(max_examples=300, deadline=None)
+    @settings(max_examples=examples(300), deadline=None)
     @given(shape_and_token, words, words, separators)
     def test_every_shape_is_caught_inside_text(
         self, pair: tuple[str, str], before: list[str], after: list[str], sep: str
@@ -283,7 +284,7 @@ class MatcherPropertyTest(unittest.TestCase):
         self.assertIn(hit.kind, {kind, "a bearer token", "a credential header"} if "bearer" in
                       token.lower() else {kind})  # fmt: skip
 
-    @settings(max_examples=300, deadline=None)
+    @settings(max_examples=examples(300), deadline=None)
     @given(shape_and_token, words, words, st.booleans(), leads)
     def test_every_shape_is_caught_in_base64(
         self, pair: tuple[str, str], before: list[str], after: list[str], urlsafe: bool, lead: str
@@ -296,18 +297,18 @@ class MatcherPropertyTest(unittest.TestCase):
         assert hit is not None
         self.assertTrue(hit.encoded or hit.kind != kind, hit)  # found by decoding (or plainly)
 
-    @settings(max_examples=300, deadline=None)
+    @settings(max_examples=examples(300), deadline=None)
     @given(words, separators)
     def test_ordinary_text_is_not_a_secret(self, text: list[str], sep: str) -> None:
         self.assertIsNone(find_hit(sep.join(text).encode(), []))
 
-    @settings(max_examples=200, deadline=None)
+    @settings(max_examples=examples(200), deadline=None)
     @given(st.binary(min_size=18, max_size=3000), st.booleans())
     def test_random_base64_is_not_a_secret(self, data: bytes, urlsafe: bool) -> None:
         encoded = (base64.urlsafe_b64encode if urlsafe else base64.b64encode)(data)
         self.assertIsNone(find_hit(b'"data": "' + encoded + b'"', []))
 
-    @settings(max_examples=200, deadline=None)
+    @settings(max_examples=examples(200), deadline=None)
     @given(shape_and_token, st.text(ALNUM, min_size=16, max_size=40), words)
     def test_live_values_are_caught_plain_and_in_base64(
         self, pair: tuple[str, str], value: str, before: list[str]
@@ -319,7 +320,7 @@ class MatcherPropertyTest(unittest.TestCase):
             assert hit is not None
             self.assertEqual(hit.what, "the value of ANTHROPIC_API_KEY")
 
-    @settings(max_examples=300, deadline=None)
+    @settings(max_examples=examples(300), deadline=None)
     @given(shape_and_token, words, st.booleans())
     def test_an_allowed_token_passes(
         self, pair: tuple[str, str], before: list[str], as_pattern: bool

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
@@ -183,3 +185,11 @@ def fixture_asking(folder: Path, name: str) -> Path:
         if f'"Ask for {name}"' in path.read_text(encoding="utf-8"):
             return path
     raise AssertionError(f"no fixture asks for {name}")
+
+
+def backdate(folder: Path, seconds: float = 3600) -> None:
+    """Set every fixture in ``folder`` as written ``seconds`` ago: a run started now
+    starts strictly after them, on any file system's clock granularity (no sleep)."""
+    past = time.time() - seconds
+    for path in folder.glob("*.json"):
+        os.utime(path, (past, past))

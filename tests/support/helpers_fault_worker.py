@@ -1,12 +1,19 @@
-"""A recording worker for the SIGKILL fault test (``test_fault_crash.py``), run as a script.
+"""The recording writer of the SIGKILL suite (``tests/faults/test_fault_crash.py``).
 
-``python helpers_fault_worker.py FOLDER KEYS THREADS``: prints ``ready``, then each of
-THREADS threads records fixtures ``crash-<key>`` for random keys in ``range(KEYS)``
-with ``fixture(..., mode="record")`` (every play calls the "API" and rewrites the
-file, under the per-fixture lock, so writers overlap on every fixture), printing
-``done <key>`` after each recording returns. Answers are 100 B to 300 KB and carry
-the SHA-256 of their payload. It stops when its stdin closes (a survivor: it prints
-``stopped`` and exits 0) or when the parent kills it with SIGKILL mid-write.
+``record_until_stopped(folder, keys, threads, log, stop)`` is the target of the
+suite's processes (forked from a ``multiprocessing`` fork server that has imported this
+module, so a writer starts in milliseconds and the suite can kill many of them).
+Each of ``threads`` threads records fixtures ``crash-<key>`` for random keys in
+``range(keys)`` with ``fixture(..., mode="record")`` (every play calls the "API" and
+rewrites the file, under the per-fixture lock, so writers overlap on every fixture),
+and appends ``done <key>`` to the file ``log`` after each recording returns (one
+``write`` to an ``O_APPEND`` file: a line is whole, and it stays when the writer is
+killed). Answers are 100 B to about 1 MB and ``expected_answer`` rebuilds any of them
+from its fields, so a reader can check that a file holds exactly one complete answer.
+The writer stops when the file ``stop`` appears (a survivor: it appends ``stopped``
+and returns) or when the parent kills it with SIGKILL, anywhere, mid-write included;
+an error in a thread is logged as ``error <exception>``; its stderr goes to
+``<log>.err``.
 
 Like ``helpers_fixture_worker.py`` it loads vcr_kit's modules without the SDK.
 """
@@ -14,58 +21,66 @@ Like ``helpers_fixture_worker.py`` it loads vcr_kit's modules without the SDK.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import os
 import random
-import sys
 import threading
+import warnings
 from typing import Any
 
-from helpers_fixture_worker import vcr_kit_module
+from tests.support.helpers_fixture_worker import vcr_kit_module
 
-READY = "ready"
 STOPPED = "stopped"
-SIZES = (100, 2_000, 40_000, 300_000)
+#: Small to about 1 MB: the large ones keep a write in flight long enough for many
+#: kills to land inside it.
+SIZES = (100, 2_000, 40_000, 300_000, 1_000_000)
+
+# Imported here, in the fork server, so that a forked writer starts with them loaded
+# (with what a first recording imports: the secret scan and the lock).
+_fixture = vcr_kit_module("_engine.cassette").fixture
+vcr_kit_module("_store.secrets")
+vcr_kit_module("_store.locks")
+importlib.import_module("filelock")
 
 
-def answer(key: int, writer: str) -> dict[str, Any]:
-    size = random.choice(SIZES)
+def expected_answer(key: int, writer: str, size: int) -> dict[str, Any]:
+    """The answer writer ``writer`` records for ``key`` with a payload of ``size``."""
     payload = (f"<{key}:{writer}>" * (size // 8 + 1))[:size]
     return {
         "key": key,
         "writer": writer,
+        "size": size,
         "payload": payload,
         "sha256": hashlib.sha256(payload.encode()).hexdigest(),
     }
 
 
-def main(folder: str, keys: int, threads: int) -> None:
-    fixture = vcr_kit_module("_engine.cassette").fixture
-    stop = threading.Event()
-    out = threading.Lock()
+def record_until_stopped(folder: str, keys: int, threads: int, log: str, stop: str) -> None:
+    warnings.simplefilter("error")  # as the rest of the suite runs
+    # Its own stderr (``<log>.err``): a survivor's must stay empty.
+    os.dup2(os.open(f"{log}.err", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), 2)
+    fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
     def say(line: str) -> None:
-        with out:
-            sys.stdout.write(line + "\n")
-            sys.stdout.flush()
+        os.write(fd, f"{line}\n".encode())  # one write: never half a line
 
     def record(index: int) -> None:
         writer = f"{os.getpid()}-{index}"
-        while not stop.is_set():
-            key = random.randrange(keys)
-            with fixture({"key": key}, "crash", mode="record", fixtures_dir=folder) as f:
-                f.play(lambda key=key: answer(key, writer))
-            say(f"done {key}")
+        try:
+            while not os.path.exists(stop):
+                key = random.randrange(keys)
+                size = random.choice(SIZES)
+                with _fixture({"key": key}, "crash", mode="record", fixtures_dir=folder) as f:
+                    f.play(lambda key=key, size=size: expected_answer(key, writer, size))
+                say(f"done {key}")
+        except BaseException as exc:  # a thread's error would not fail the process
+            say(f"error {exc!r}")
+            raise
 
     workers = [threading.Thread(target=record, args=(i,)) for i in range(threads)]
-    say(READY)  # before any "done" line
     for worker in workers:
         worker.start()
-    sys.stdin.read()  # the parent closes stdin: stop after the current recordings
-    stop.set()
     for worker in workers:
         worker.join()
     say(STOPPED)
-
-
-if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))
+    os.close(fd)

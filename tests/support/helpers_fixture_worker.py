@@ -1,13 +1,7 @@
-"""Worker code that the parallel and crash-safety tests run in other processes.
+"""Worker code that the parallel and SIGKILL tests run in other processes.
 
-As a script (``python helpers_fixture_worker.py PATH``) it is the crash-safety
-writer: it prints ``ready``, then rewrites the fixture at PATH with vcr_kit's
-``write_document`` as fast as it can, forever, with documents of varying sizes
-(some about 1 MB), until the parent kills it with SIGKILL. Every document is
-complete and self-checking (``sha256`` of its payload), and ``expected_document``
-rebuilds any of them from its sequence number.
-
-``process_worker`` is the target of the spawned processes of ``test_parallel``.
+``process_worker`` is the target of the spawned processes of ``test_parallel``;
+``vcr_kit_module`` also serves ``helpers_fault_worker.py``, the SIGKILL suite's writer.
 
 Both import vcr_kit's modules without running ``vcr_kit/__init__.py``, which
 imports the whole Anthropic SDK (about a second per process): the store and the
@@ -17,21 +11,15 @@ cheap.
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import importlib.util
 import os
 import sys
 import time
 import types
-from pathlib import Path
 from typing import Any
 
-#: Payload sizes, cycled: small, medium and about 1 MB documents.
-SIZES = (200, 50_000, 1_000_000, 5_000, 300_000, 1_000_000, 20)
-READY = "ready"
 PARALLEL_INPUT = {"prompt": "the same request from every worker"}
-FIRST_WRITE = "first write done"
 
 
 def vcr_kit_module(name: str) -> types.ModuleType:
@@ -45,41 +33,6 @@ def vcr_kit_module(name: str) -> types.ModuleType:
         package.__spec__ = spec
         sys.modules["vcr_kit"] = package
     return importlib.import_module(f"vcr_kit.{name}")
-
-
-def payload(seq: int) -> str:
-    size = SIZES[seq % len(SIZES)]
-    unit = f"<{seq}:abcdefghijklmnopqrstuvwxyz0123456789>"
-    return (unit * (size // len(unit) + 1))[:size]
-
-
-def expected_document(seq: int) -> dict[str, Any]:
-    """The document the writer writes for ``seq`` (without the format key)."""
-    text = payload(seq)
-    return {
-        "kind": "generic",
-        "request": {"worker": "crash-safety"},
-        "response": {
-            "seq": seq,
-            "size": len(text),
-            "payload": text,
-            "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
-        },
-    }
-
-
-def write_forever(path: Path) -> None:
-    write_document = vcr_kit_module("_store.files").write_document
-    # A random start, so that successive workers do not repeat the same timings.
-    seq = int.from_bytes(os.urandom(2), "big")
-    print(READY, flush=True)
-    first = True
-    while True:
-        write_document(path, expected_document(seq))
-        if first:
-            print(FIRST_WRITE, flush=True)
-            first = False
-        seq += 1
 
 
 def process_worker(
@@ -106,6 +59,3 @@ def process_worker(
     except BaseException as exc:
         results.put(("error", tag, repr(exc), False))
 
-
-if __name__ == "__main__":
-    write_forever(Path(sys.argv[1]))

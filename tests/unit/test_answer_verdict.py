@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support.examples import examples
 from vcr_kit._core.answer_verdict import (
     API_DRIFT,
     BENIGN,
@@ -95,7 +96,7 @@ def stream(message: dict[str, Any]) -> dict[str, Any]:
 
 
 class PropertyTest(unittest.TestCase):
-    @settings(max_examples=60, deadline=None)
+    @settings(max_examples=examples(60), deadline=None)
     @given(messages())
     def test_the_same_answer_is_identical_json_and_stream(self, message: dict[str, Any]) -> None:
         self.assertEqual(compare_answers(answer(message), answer(copy.deepcopy(message))).verdict,
@@ -103,14 +104,14 @@ class PropertyTest(unittest.TestCase):
         self.assertEqual(compare_answers(stream(message), stream(copy.deepcopy(message))).verdict,
                          IDENTICAL)
 
-    @settings(max_examples=60, deadline=None)
+    @settings(max_examples=examples(60), deadline=None)
     @given(messages(), st.integers(1, 10_000))
     def test_usage_alone_changes_nothing(self, message: dict[str, Any], tokens: int) -> None:
         other = copy.deepcopy(message)
         other["usage"]["input_tokens"] = tokens
         self.assertEqual(compare_answers(answer(message), answer(other)).verdict, IDENTICAL)
 
-    @settings(max_examples=60, deadline=None)
+    @settings(max_examples=examples(60), deadline=None)
     @given(messages(), _WORDS)
     def test_reworded_text_is_benign(self, message: dict[str, Any], words: str) -> None:
         other = copy.deepcopy(message)
@@ -120,7 +121,7 @@ class PropertyTest(unittest.TestCase):
             self.assertEqual(verdict.verdict, BENIGN)
             self.assertEqual(verdict.reasons, ("benign: other wording in block 0 (text)",))
 
-    @settings(max_examples=60, deadline=None)
+    @settings(max_examples=examples(60), deadline=None)
     @given(messages(), st.sampled_from(["max_tokens", "refusal", "pause_turn"]))
     def test_another_stop_reason_is_a_regression(
         self, message: dict[str, Any], stop: str
@@ -131,7 +132,7 @@ class PropertyTest(unittest.TestCase):
             verdict = compare_answers(make(message), make(other))
             self.assertEqual(verdict.verdict, REGRESSION, verdict.reasons)
 
-    @settings(max_examples=60, deadline=None)
+    @settings(max_examples=examples(60), deadline=None)
     @given(messages(), _KEYS, _SCALARS)
     def test_a_new_envelope_field_is_api_drift(
         self, message: dict[str, Any], key: str, value: Any
@@ -143,7 +144,7 @@ class PropertyTest(unittest.TestCase):
         self.assertEqual(verdict.verdict, API_DRIFT)
         self.assertIn(f"api drift: new field [message].{key}", verdict.reasons[0])
 
-    @settings(max_examples=60, deadline=None)
+    @settings(max_examples=examples(60), deadline=None)
     @given(messages(), _KEYS)
     def test_a_tool_input_of_another_shape_is_a_regression(
         self, message: dict[str, Any], key: str
@@ -157,7 +158,7 @@ class PropertyTest(unittest.TestCase):
             verdict = compare_answers(make(message), make(other))
             self.assertEqual(verdict.verdict, REGRESSION, verdict.reasons)
 
-    @settings(max_examples=60, deadline=None)
+    @settings(max_examples=examples(60), deadline=None)
     @given(messages())
     def test_the_stream_assembles_the_message(self, message: dict[str, Any]) -> None:
         assembled = assemble_message(e["data"] for e in events_of(message))

@@ -1,7 +1,9 @@
 """The house: layers you can see as folders, imports that only go down.
 
 The layers contract (``setup.cfg``, ``[importlinter]``) is run as ``tox -e lint``
-runs it, and shown to fail on an upward import and on an import between siblings.
+runs it, and shown to fail on an upward import and on an import between siblings
+(checked in this process by import-linter's own contract, on the package's import
+graph built once, with the one import added).
 The rest is read from the source: no import circles, no module importing another
 module's private name, the environment read in the few places that own it, and
 every fixture kind known to every registry that has one entry per kind.
@@ -10,16 +12,17 @@ every fixture kind known to every registry that has one entry per kind.
 from __future__ import annotations
 
 import ast
-import shutil
+import copy
+import functools
 import subprocess
 import sys
 import textwrap
 import unittest
 from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
 
-from tests.support.env import temp_dir
 from vcr_kit._cli._render import VIEWS
 from vcr_kit._core.kinds import KINDS
 from vcr_kit._engine.cassette import Recording
@@ -55,6 +58,7 @@ def module_name(path: Path) -> str:
 MODULES = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
 
 
+@functools.cache  # every module parsed once for all the tests below
 def runtime_imports(path: Path) -> list[tuple[str, str, int]]:
     """(module imported from, name imported, line) for every import that runs, inside
     functions too; imports under ``if TYPE_CHECKING:`` only name types."""
@@ -81,6 +85,7 @@ def runtime_imports(path: Path) -> list[tuple[str, str, int]]:
     return found
 
 
+@functools.cache
 def import_graph() -> dict[str, set[str]]:
     """Module -> the vcr_kit modules it imports at run time."""
     graph: dict[str, set[str]] = {}
@@ -199,31 +204,64 @@ def mutated_module_names(source: str) -> list[str]:
 
 @pytest.mark.child
 class LayersContractTest(unittest.TestCase):
-    def lint_with(self, module: str, line: str) -> subprocess.CompletedProcess[str]:
-        """``lint-imports`` over a copy of the package in which ``module`` (a path below
-        ``vcr_kit/``) also has ``line``."""
-        folder = temp_dir(self)
-        shutil.copytree(PACKAGE, folder / "vcr_kit", ignore=shutil.ignore_patterns("__pycache__"))
-        shutil.copy(ROOT / "setup.cfg", folder / "setup.cfg")
-        target = folder / "vcr_kit" / module
-        target.write_text(target.read_text(encoding="utf-8") + f"\n{line}  # noqa\n")
-        return lint_imports(folder)
+    graph: ClassVar[Any]
+    contract: ClassVar[Any]
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        # The contract as setup.cfg declares it, and the package's import graph as
+        # lint-imports builds it (grimp, with the session options of setup.cfg).
+        import grimp
+        from importlinter import api
+        from importlinter.contracts.layers import LayersContract
+
+        config = api.read_configuration(str(ROOT / "setup.cfg"))
+        session = config["session_options"]
+        (options,) = config["contracts_options"]
+        assert options["type"] == "layers", options
+        cls.contract = LayersContract(
+            name=options["name"], session_options=session, contract_options=options
+        )
+        cls.graph = grimp.build_graph(
+            *session["root_packages"],
+            exclude_type_checking_imports=str(session.get("exclude_type_checking_imports"))
+            == "True",
+            cache_dir=None,
+        )
+
+    def check_with(self, module: str, line: str, imported: str) -> tuple[bool, str]:
+        """The contract's verdict on the package with one more import, ``line`` in
+        ``module``, and what lint-imports prints of a broken contract."""
+        from importlinter.application import output
+
+        graph = copy.deepcopy(self.graph)
+        graph.add_import(importer=module, imported=imported, line_number=1, line_contents=line)
+        check = self.contract.check(graph, verbose=False)
+        with output.console.capture() as printed:
+            if not check.kept:
+                self.contract.render_broken_contract(check)
+        return check.kept, printed.get()
 
     def test_the_layers_contract_is_kept(self) -> None:
         done = lint_imports(ROOT)
         self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
         self.assertIn("Contracts: 1 kept, 0 broken.", done.stdout)
+        # and the graph the next tests change is one that keeps it
+        self.assertTrue(self.contract.check(copy.deepcopy(self.graph), verbose=False).kept)
 
     def test_an_import_that_climbs_a_layer_breaks_the_contract(self) -> None:
-        done = self.lint_with("_core/fixture_names.py", "from .._seams import hosts")
-        self.assertEqual(done.returncode, 1, done.stdout + done.stderr)
-        self.assertIn("Contracts: 0 kept, 1 broken.", done.stdout)
-        self.assertIn("vcr_kit._core.fixture_names -> vcr_kit._seams.hosts", done.stdout)
+        kept, printed = self.check_with(
+            "vcr_kit._core.fixture_names", "from .._seams import hosts", "vcr_kit._seams.hosts"
+        )
+        self.assertFalse(kept, printed)
+        self.assertIn("vcr_kit._core.fixture_names -> vcr_kit._seams.hosts", printed)
 
     def test_an_import_between_siblings_breaks_the_contract(self) -> None:
-        done = self.lint_with("_store/files.py", "from .._ledger import runs")
-        self.assertEqual(done.returncode, 1, done.stdout + done.stderr)
-        self.assertIn("vcr_kit._store.files -> vcr_kit._ledger.runs", done.stdout)
+        kept, printed = self.check_with(
+            "vcr_kit._store.files", "from .._ledger import runs", "vcr_kit._ledger.runs"
+        )
+        self.assertFalse(kept, printed)
+        self.assertIn("vcr_kit._store.files -> vcr_kit._ledger.runs", printed)
 
 
 @pytest.mark.inprocess

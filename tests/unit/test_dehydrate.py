@@ -20,6 +20,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from tests.support.env import patch_env, working_dir
+from tests.support.examples import examples
 from vcr_kit import dehydrate as dh
 from vcr_kit._core.config import load_settings
 from vcr_kit.dehydrate import (
@@ -67,7 +68,7 @@ TRIGGERS = tuple(
     if literal
 )
 
-PROPERTY_SETTINGS = settings(deadline=None, max_examples=300)
+PROPERTY_SETTINGS = settings(deadline=None, max_examples=examples(300))
 
 
 class DefaultRulesTest(unittest.TestCase):

@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.support.env import patch_env
+from tests.support.examples import examples
 from vcr_kit.dehydrate import (
     DEFAULT_RULES,
     PathRule,
@@ -61,7 +62,7 @@ texts = st.lists(
     st.one_of(st.text(max_size=6), st.sampled_from(PIECES), st.sampled_from(["7", "\n", '"'])),
     max_size=12,
 ).map("".join)
-PROPERTY = settings(max_examples=300, deadline=None)
+PROPERTY = settings(max_examples=examples(300), deadline=None)
 
 
 def per_rule_scan(text: str, literals: list[str]) -> bool:

@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.support.env import environ_without_vcr
+from tests.support.examples import examples
 from tests.unit.test_committed_keys import HTTP_FIXTURES, rebuilt_request
 from vcr_kit._core import canonical_json as _fastjson
 from vcr_kit._core import ids as _ids
@@ -66,12 +67,12 @@ class FastCanonicalTest(unittest.TestCase):
                 self.check(value)
                 self.check([value, {"k": value}])
 
-    @settings(max_examples=500, deadline=None)
+    @settings(max_examples=examples(500), deadline=None)
     @given(json_values)
     def test_any_json_value(self, value: Any) -> None:
         self.check(value)
 
-    @settings(max_examples=300, deadline=None)
+    @settings(max_examples=examples(300), deadline=None)
     @given(json_values)
     def test_finite_values_with_the_null_scan_skipped(self, value: Any) -> None:
         text = json.dumps(value)

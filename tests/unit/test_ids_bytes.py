@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support.examples import examples
 from vcr_kit._core import ids as _ids
 
 pytestmark = pytest.mark.inprocess
@@ -53,7 +54,7 @@ class GiveIdsBytesTest(unittest.TestCase):
         as_bytes = _ids.give_ids_bytes(text, STEM, live)
         return as_text, as_bytes
 
-    @settings(max_examples=300, deadline=None)
+    @settings(max_examples=examples(300), deadline=None)
     @given(texts, st.booleans(), st.booleans())
     def test_the_same_ids_at_the_same_places(
         self, text: str, recorded: bool, long: bool
@@ -64,7 +65,7 @@ class GiveIdsBytesTest(unittest.TestCase):
         as_text, as_bytes = self.both(text, live)
         self.assertEqual(by_first_appearance(as_bytes), by_first_appearance(as_text))
 
-    @settings(max_examples=300, deadline=None)
+    @settings(max_examples=examples(300), deadline=None)
     @given(texts)
     def test_pieces_cut_once_give_the_same_ids_at_the_same_places(self, text: str) -> None:
         # A prepared fixture keeps its answer cut at the ids (``split_at_ids``); each

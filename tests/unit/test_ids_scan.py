@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support.examples import examples
 from vcr_kit._core import ids as _ids
 
 pytestmark = pytest.mark.inprocess
@@ -54,7 +55,7 @@ class QuotedTokensTest(unittest.TestCase):
         )
         self.assertFalse(_ids.IDS.has_live_ids)
 
-    @settings(max_examples=300, deadline=None)
+    @settings(max_examples=examples(300), deadline=None)
     @given(st.data())
     def test_the_shortcut_agrees_with_the_full_pass(self, data: st.DataObject) -> None:
         pieces = st.sampled_from(
@@ -67,7 +68,7 @@ class QuotedTokensTest(unittest.TestCase):
         if reference(text) != text:
             self.assertTrue(_ids.holds_quoted_ids(text.encode("utf-8")))
 
-    @settings(max_examples=300, deadline=None)
+    @settings(max_examples=examples(300), deadline=None)
     @given(st.data())
     def test_the_bytes_check_says_maybe_wherever_the_full_pass_changes_text(
         self, data: st.DataObject

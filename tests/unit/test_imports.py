@@ -6,6 +6,7 @@ import subprocess
 import sys
 import unittest
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -27,31 +28,40 @@ with vcr_kit.fixture({"q": 1}, "answer", mode="auto", fixtures_dir=sys.argv[1]) 
 loaded = sorted(m for m in ("anthropic", "httpx", "httpx2") if m in sys.modules)
 print("loaded:", loaded)
 print("after import:", after_import)
+# last: resolving every public name may import the SDK
+missing = [n for n in vcr_kit.__all__ if getattr(vcr_kit, n, None) is None]
+print(missing, set(vcr_kit.__all__) <= set(dir(vcr_kit)))
 """
 
 
 class ImportTest(unittest.TestCase):
-    def run_python(self, code: str, *args: str) -> list[str]:
+    lines: ClassVar[list[str]]
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        # One child for the tests that read what PURE printed.
+        holder = unittest.TestCase()
+        cls.addClassCleanup(holder.doCleanups)
         env = environ_without_vcr()
         env.update(FORCE_VCR="1", VCR_REPORT="0")
         done = subprocess.run(
-            [sys.executable, "-c", code, *args],
+            [sys.executable, "-c", PURE, str(temp_dir(holder))],
             cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,
         )
-        self.assertEqual(done.returncode, 0, done.stderr)
-        return done.stdout.splitlines()
+        if done.returncode != 0:
+            raise AssertionError(done.stderr)
+        cls.lines = done.stdout.splitlines()
 
     def test_the_pure_modules_and_the_generic_fixture_load_no_sdk_and_no_http_library(
         self,
     ) -> None:
-        lines = self.run_python(PURE, str(temp_dir(self)))
+        lines = self.lines
         self.assertRegex(lines[0], r'^cost_usd="\[COST\]" answer-[0-9a-f]{12}\.json$')
         self.assertEqual(lines[1], "{'a': 42}")
         self.assertEqual(lines[2], "loaded: []")
 
     def test_import_vcr_kit_loads_only_its_front_door(self) -> None:
-        lines = self.run_python(PURE, str(temp_dir(self)))
-        self.assertEqual(lines[3], "after import: ['vcr_kit', 'vcr_kit.errors']")
+        self.assertEqual(self.lines[3], "after import: ['vcr_kit', 'vcr_kit.errors']")
 
     def test_import_vcr_kit_adds_no_standard_module_it_only_annotates_with(self) -> None:
         # -S: no site, so nothing has loaded typing or pathlib before (an editable
@@ -71,12 +81,7 @@ class ImportTest(unittest.TestCase):
         self.assertEqual((done.returncode, done.stdout, done.stderr), (0, "[]\n", ""))
 
     def test_every_public_name_resolves(self) -> None:
-        code = (
-            "import vcr_kit\n"
-            "missing = [n for n in vcr_kit.__all__ if getattr(vcr_kit, n, None) is None]\n"
-            "print(missing, set(vcr_kit.__all__) <= set(dir(vcr_kit)))\n"
-        )
-        self.assertEqual(self.run_python(code), ["[] True"])
+        self.assertEqual(self.lines[4:], ["[] True"])
 
 
 if __name__ == "__main__":

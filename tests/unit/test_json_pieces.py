@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support.examples import examples
 from vcr_kit._core import json_pieces
 from vcr_kit._core.json_pieces import Unusual, write_json
 from vcr_kit._store.files import serialize_document
@@ -49,7 +50,7 @@ def expected(value: Any, indent: int | None) -> str:
 
 
 class TestSameTextAsJson(unittest.TestCase):
-    @settings(max_examples=300, deadline=None)
+    @settings(max_examples=examples(300), deadline=None)
     @given(documents, st.sampled_from([None, 2]), st.integers(1, 9), st.integers(1, 9))
     def test_same_text_with_any_slice_and_batch(
         self, value: Any, indent: int | None, slice_size: int, batch: int
@@ -58,7 +59,7 @@ class TestSameTextAsJson(unittest.TestCase):
                 mock.patch.object(json_pieces, "BATCH", batch):
             self.assertEqual(written(value, indent), expected(value, indent))
 
-    @settings(max_examples=200, deadline=None)
+    @settings(max_examples=examples(200), deadline=None)
     @given(documents)
     def test_fixture_bytes_as_before(self, value: Any) -> None:
         doc = {"format": 1, "value": value}

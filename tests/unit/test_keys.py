@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.support.env import patch_env, reordered, working_dir
+from tests.support.examples import examples
 from vcr_kit import ConfigError
 from vcr_kit._core.fixture_names import (
     MAX_NAME_LENGTH,
@@ -34,7 +35,7 @@ from vcr_kit.dehydrate import cwd_slug
 pytestmark = pytest.mark.inprocess
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\.json$")
-PROPERTY_SETTINGS = settings(deadline=None, max_examples=150)
+PROPERTY_SETTINGS = settings(deadline=None, max_examples=examples(150))
 
 
 def sha1(data: bytes) -> str:

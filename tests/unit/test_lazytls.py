@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import anthropic
 import pytest
@@ -139,10 +139,19 @@ def find_in_chain(error: BaseException, kind: type[BaseException]) -> BaseExcept
 @pytest.mark.matrix
 @unittest.skipUnless(shutil.which("openssl"), "needs the openssl command")
 class LazyTlsTest(unittest.TestCase):
+    cert: ClassVar[Path]
+    key: ClassVar[Path]
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        # One certificate for the class (an RSA key: the slow part); a server per test.
+        holder = unittest.TestCase()
+        cls.addClassCleanup(holder.doCleanups)
+        cls.cert, cls.key = make_certificate(temp_dir(holder))
+
     def setUp(self) -> None:
         self.folder = temp_dir(self)
-        self.cert, key = make_certificate(self.folder)
-        running = https_server(self.cert, key)
+        running = https_server(self.cert, self.key)
         server = running.__enter__()
         self.addCleanup(running.__exit__, None, None, None)
         self.server = server

@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support.examples import examples
 from vcr_kit._core import canonical_json as fastjson
 from vcr_kit._core.canonical_json import holds_huge_float
 from vcr_kit._core.fixture_names import canonical_json
@@ -101,7 +102,7 @@ class RequestPartsTest(unittest.TestCase):
         self.assertEqual(set(stored), {"method", "path", "body", "anthropic-beta"})
         self.assertNotIn("anthropic-beta", request_parts(request({})).stored)
 
-    @settings(max_examples=200, deadline=None)
+    @settings(max_examples=examples(200), deadline=None)
     @given(bodies)
     def test_the_key_bytes_are_the_standard_librarys(self, body: Any) -> None:
         parts = request_parts(request(body))
@@ -132,12 +133,12 @@ class QuickKeyTest(unittest.TestCase):
         self.assertEqual(undehydrated_bytes(exact), data)
         self.assertEqual(undehydrated_name(exact), quick_name(raw_request(content)))
 
-    @settings(max_examples=300, deadline=None)
+    @settings(max_examples=examples(300), deadline=None)
     @given(bodies)
     def test_a_fixture_found_by_the_quick_key_is_the_exact_keys(self, body: Any) -> None:
         self.assert_served_only_as_the_exact_key_would(json.dumps({"x": body}).encode())
 
-    @settings(max_examples=300, deadline=None)
+    @settings(max_examples=examples(300), deadline=None)
     @given(bodies, st.binary(max_size=4), st.integers(min_value=0))
     def test_any_bytes_are_keyed_as_the_exact_parse_keys_them(
         self, body: Any, inserted: bytes, at: int
@@ -148,7 +149,7 @@ class QuickKeyTest(unittest.TestCase):
         at %= len(content) + 1
         self.assert_served_only_as_the_exact_key_would(content[:at] + inserted + content[at:])
 
-    @settings(max_examples=500, deadline=None)
+    @settings(max_examples=examples(500), deadline=None)
     @given(st.lists(number_literals, min_size=1, max_size=4))
     def test_any_spelling_of_a_number_is_keyed_as_the_exact_parse_keys_it(
         self, literals: list[str]

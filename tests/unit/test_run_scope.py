@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.support.env import temp_dir
+from tests.support.examples import examples
 from vcr_kit._integrations.run_scope import Scope, judge_pytest_args, judge_unittest_argv
 from vcr_kit._ledger.run_records import Record, judge
 
@@ -62,7 +63,7 @@ class PytestArgsTest(unittest.TestCase):
             ),
         )  # fmt: skip
 
-    @settings(max_examples=200)
+    @settings(max_examples=examples(200))
     @given(
         st.lists(st.sampled_from(HARMLESS)),
         st.sampled_from(COLLECTION + SELECTION),

@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support.examples import examples
 from vcr_kit._store import secret_shapes
 from vcr_kit._store.secret_shapes import SHAPES, Hit, find_hit
 
@@ -72,13 +73,13 @@ texts = st.lists(st.sampled_from(WORDS) | st.binary(max_size=6), max_size=30).ma
 
 
 class TestSameFindings(unittest.TestCase):
-    @settings(max_examples=500, deadline=None)
+    @settings(max_examples=examples(500), deadline=None)
     @given(texts, st.integers(1, 40))
     def test_same_first_hit_with_any_window(self, data: bytes, window: int) -> None:
         with mock.patch.object(secret_shapes, "_WINDOW", window):
             self.assertEqual(find_hit(data, []), old_scan(data))
 
-    @settings(max_examples=200, deadline=None)
+    @settings(max_examples=examples(200), deadline=None)
     @given(texts, st.sampled_from([1, 3, 20, 64, 1 << 20]))
     def test_same_runs_with_any_window(self, data: bytes, window: int) -> None:
         with mock.patch.object(secret_shapes, "_WINDOW", window):

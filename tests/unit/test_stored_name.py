@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 import vcr_kit
 from tests.support.env import vcr_environ
+from tests.support.examples import examples
 from vcr_kit._core.schema import misnamed, nested_deeper_than, stored_name
 
 pytestmark = pytest.mark.inprocess
@@ -57,7 +58,7 @@ class StoredNameTest(unittest.TestCase):
                 path = c.path
             return path, json.loads(path.read_text(encoding="utf-8"))
 
-    @settings(max_examples=60, deadline=None, database=None,
+    @settings(max_examples=examples(60), deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow])
     @given(json_values)
     def test_a_generic_fixture_names_its_file(self, question: Any) -> None:
@@ -69,7 +70,7 @@ class StoredNameTest(unittest.TestCase):
         self.assertIsNone(misnamed(doc, path.name))
         self.assertIsNotNone(misnamed(doc, "answer-000000000000.json"))
 
-    @settings(max_examples=60, deadline=None, database=None,
+    @settings(max_examples=examples(60), deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow])
     @given(conversations, st.sampled_from(["cassette", "token_count"]))
     def test_a_conversation_fixture_names_its_file(

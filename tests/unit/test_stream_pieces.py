@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.support.env import patch_env, temp_dir, working_dir
+from tests.support.examples import examples
 from vcr_kit._core.httplib import sdk_library
 from vcr_kit._engine.http_codec import parse_sse, rebuild_response, render_sse, store_response
 from vcr_kit._engine.stream_pieces import PIECES, join_pieces, split_pieces
@@ -83,7 +84,7 @@ class JoinSplitTest(unittest.TestCase):
         self.assertEqual(join_pieces(events, CHANGE), events)
         self.assertIs(split_pieces(events), events)
 
-    @settings(deadline=None, max_examples=200)
+    @settings(deadline=None, max_examples=examples(200))
     @given(
         st.lists(
             st.one_of(
@@ -100,7 +101,7 @@ class JoinSplitTest(unittest.TestCase):
         stored = json.loads(json.dumps(join_pieces(events, CHANGE)))  # through a fixture file
         self.assertEqual(split_pieces(stored), events)
 
-    @settings(deadline=None, max_examples=200)
+    @settings(deadline=None, max_examples=examples(200))
     @given(st.lists(st.text(max_size=6), min_size=2, max_size=8), st.text(max_size=30))
     def test_a_changed_text_keeps_its_count_of_pieces(self, pieces: list[str], new: str) -> None:
         stored = join_pieces([delta(0, piece) for piece in pieces], CHANGE)
