@@ -122,6 +122,11 @@ _MODULE = unittest.TestCase()  # holds the module's cleanups
 
 def tearDownModule() -> None:
     _MODULE.doCleanups()
+    # The recording is gone with its server and folder: a class of this module run after
+    # another module's (pytest-xdist's --dist loadscope interleaves them) records again.
+    for name in ("server", "root", "fixtures"):
+        if name in _Recorded.__dict__:
+            delattr(_Recorded, name)
 
 
 class _Recorded(unittest.TestCase):
