@@ -15,10 +15,10 @@ import pytest
 
 from tests.support.cli_support import cli, record
 from tests.support.env import environ_without_vcr, patch_env, run_captured, start_server, temp_dir
+from tests.support.paths import ROOT
 from vcr_kit._core.schema import problems
 from vcr_kit._store.files import write_document
 
-ROOT = Path(__file__).resolve().parents[2]
 OLD = time.time() - 3600
 
 

@@ -18,6 +18,7 @@ import pytest
 
 from tests.support.cli_support import KEY, cli, record, run_pytest
 from tests.support.env import patch_env, start_server, temp_dir, working_dir
+from tests.support.paths import ROOT
 
 PROJECT = '''
 import os
@@ -486,7 +487,7 @@ class SelectionTest(_Recorded):
 
     def test_cassette_fixtures_are_listed_as_skipped(self) -> None:
         folder = temp_dir(self)
-        repository = Path(__file__).resolve().parents[2]
+        repository = ROOT
         cassette = repository / "fixtures" / "sdk_cassette" / "e5c947-stream.json"
         (folder / cassette.name).write_bytes(cassette.read_bytes())
         status, out, err = cli("drift", str(folder), "--dry-run")

@@ -29,13 +29,14 @@ from hypothesis import strategies as st
 
 from tests.support.cli_support import KEY, cli, fixture_asking, make_suite_project, run_pytest
 from tests.support.env import environ_without_vcr, start_server, temp_dir, working_dir
+from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.child
 
 TESTS = {"a": ["a1", "a2"], "b": ["b1", "b2"], "c": ["c1"]}
 ALL = [name for names in TESTS.values() for name in names]
 ORPHAN = "orphan-0123456789ab.json"
-DRIVER = Path(__file__).resolve().parents[1] / "support" / "run_driver.py"
+DRIVER = ROOT / "tests" / "support" / "run_driver.py"
 
 #: Arguments that narrow the run one way or another, per runner.
 PYTEST_NARROWING = [

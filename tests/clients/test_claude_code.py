@@ -27,10 +27,10 @@ from tests.clients.test_proxy import offline
 from tests.support.env import environ_without_vcr, run_captured, temp_dir
 from tests.support.mcp_http_server import McpHttpServer
 from tests.support.node_clients import claude_command, install_newest_claude_code
+from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.node
 
-ROOT = Path(__file__).resolve().parents[2]
 UNREACHABLE = "http://127.0.0.1:9"
 TOOLS = "Bash,Read,Write,Edit,Agent,mcp__clock__now"
 MCP_SERVER = ROOT / "examples" / "claude_code" / "clock_server.py"

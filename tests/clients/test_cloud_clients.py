@@ -36,10 +36,10 @@ from tests.support.cloud_server import (
     CloudServer,
 )
 from tests.support.env import offline_prefix, run_captured
+from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.clouds
 
-ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "tests" / "support" / "cloud_scenarios.py"
 REQUIRED = os.environ.get("VCR_CLOUDS_REQUIRED") == "1"
 

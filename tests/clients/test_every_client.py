@@ -33,11 +33,11 @@ from tests.support.env import (
     start_server,
     temp_dir,
 )
+from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.child
 
-SCRIPT = Path(__file__).resolve().parents[1] / "support" / "client_scenarios.py"
-ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "tests" / "support" / "client_scenarios.py"
 KEY = "sk-ant-test-" + "c" * 32
 #: Framework scenario -> the module it needs.
 FRAMEWORKS = {

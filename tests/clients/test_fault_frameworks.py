@@ -24,11 +24,11 @@ import pytest
 
 from tests.support.env import environ_without_vcr, offline_prefix, run_captured
 from tests.support.loopback_server import LoopbackServer
+from tests.support.paths import ROOT
 from tests.support.sdk_scenarios import recording_key
 
 pytestmark = pytest.mark.child
 
-ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "tests" / "support" / "fault_framework_scenarios.py"
 NEEDED = {
     "langchain_fallbacks": "langchain_anthropic",

@@ -16,10 +16,10 @@ import pytest
 
 from tests.support.env import offline_prefix, run_captured
 from tests.support.loopback_server import LoopbackServer
+from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.child
 
-ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "tests" / "support" / "litellm_scenario.py"
 KEY = "sk-ant-test-" + "l" * 32
 

@@ -11,7 +11,6 @@ import os
 import subprocess
 import sys
 import unittest
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,10 +18,10 @@ import pytest
 from tests.integration.test_mcp_http import TOKEN, offline
 from tests.support.env import environ_without_vcr, temp_dir
 from tests.support.mcp_http_server import McpHttpServer
+from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.child
 
-ROOT = Path(__file__).resolve().parents[2]
 CLIENT = ROOT / "tests" / "support" / "mcp_sdk_client.py"
 
 

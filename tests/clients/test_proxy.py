@@ -31,11 +31,11 @@ from tests.support.env import (
     start_server,
     temp_dir,
 )
+from tests.support.paths import ROOT
 from tests.support.sdk_scenarios import MODEL, WEATHER_TOOL, recording_key
 from vcr_kit._core.httplib import sdk_library
 from vcr_kit._proxy.server import Proxy, ProxyError
 
-ROOT = Path(__file__).resolve().parents[2]
 UNREACHABLE = "http://127.0.0.1:9"  # the discard port: nothing listens there
 MISSING = "Fixture missing: {}. Re-run the tests with VCR_RECORD=1, then commit the result."
 CONCURRENT = 20
@@ -433,7 +433,6 @@ class TestOptionTest(ProxyTestCase):
 
 if __name__ == "__main__":  # pragma: no cover
     unittest.main()
-
 
 
 @pytest.mark.child

@@ -25,19 +25,19 @@ import subprocess
 import sys
 import time
 import unittest
-from pathlib import Path
 
 import pytest
 
 from tests.support import fault_report
 from tests.support.env import patch_env, temp_dir
+from tests.support.paths import ROOT
 from vcr_kit import fixture
 from vcr_kit._core.schema import problems
 from vcr_kit._store.files import read_document
 
 pytestmark = pytest.mark.load
 
-WORKER = Path(__file__).resolve().parents[1] / "support" / "helpers_fault_worker.py"
+WORKER = ROOT / "tests" / "support" / "helpers_fault_worker.py"
 ROUNDS = 6
 PROCESSES = 4
 THREADS = 3

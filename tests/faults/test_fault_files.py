@@ -45,11 +45,11 @@ from tests.support.env import (
     working_dir,
 )
 from tests.support.loopback_case import create
+from tests.support.paths import ROOT
 from tests.support.sdk_scenarios import MODEL, recording_key
 from vcr_kit._core.fixture_names import fixture_name, http_name
 from vcr_kit._ledger.journal import Event, journal
 
-ROOT = Path(__file__).resolve().parents[2]
 #: Generous: a process that reads a named pipe waits forever; one that does not is
 #: done in a few seconds (most of it importing the SDK).
 CHILD_TIMEOUT = 120

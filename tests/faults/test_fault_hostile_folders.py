@@ -41,12 +41,12 @@ from tests.support import fault_report
 from tests.support.cli_support import cli
 from tests.support.env import environ_without_vcr, run_captured, vcr_environ
 from tests.support.loopback_case import create
+from tests.support.paths import ROOT
 from tests.support.sdk_scenarios import recording_key
 from vcr_kit._core.fixture_names import fixture_name
 
 pytestmark = pytest.mark.child
 
-ROOT = Path(__file__).resolve().parents[2]
 #: Far above what any example takes (a second or two); only a hang reaches it.
 WATCHDOG_SECONDS = 300
 EXAMPLES = int(os.environ.get("VCR_HOSTILE_EXAMPLES", "60"))

@@ -32,12 +32,12 @@ from tests.support.env import (
     temp_dir,
 )
 from tests.support.loopback_server import LoopbackServer
+from tests.support.paths import ROOT as REPO
 from tests.support.sdk_scenarios import recording_key
 from vcr_kit._core.httplib import sdk_library
 
 pytestmark = pytest.mark.child
 
-REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "tests" / "support" / "fault_scenarios.py"
 STORY = [{"role": "user", "content": "Tell a short story about retries."}]
 HELLO = [{"role": "user", "content": "Say hello to the fault suite."}]

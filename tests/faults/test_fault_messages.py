@@ -7,7 +7,6 @@ import os
 import sys
 import textwrap
 import unittest
-from pathlib import Path
 
 import anthropic
 import pytest
@@ -15,9 +14,9 @@ import pytest
 import vcr_kit
 from tests.support.env import environ_without_vcr, run_captured, temp_dir
 from tests.support.loopback_case import LoopbackTestCase, create
+from tests.support.paths import ROOT
 from tests.support.sdk_scenarios import MODEL
 
-ROOT = Path(__file__).resolve().parents[2]
 HUGE = 2_000_000  # characters of prompt: one JSON line of the diff
 NEEDS_KEY = (
     "Recording it needs an API key: set ANTHROPIC_API_KEY (in the environment or in .env) "

@@ -24,11 +24,11 @@ from typing import Any
 import pytest
 
 from tests.support.env import entries, environ_without_vcr, patch_env, start_server, temp_dir
+from tests.support.paths import ROOT
 from vcr_kit._engine.request_body import BODY_TIMEOUT
 
 pytestmark = pytest.mark.child
 
-ROOT = Path(__file__).resolve().parents[2]
 #: Generous: a hang detector, not a timing test (today a stalled client holds serve
 #: for ten minutes).
 STOP_LIMIT = 15.0

@@ -13,13 +13,13 @@ import os
 import subprocess
 import sys
 import unittest
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 import vcr_kit
 from tests.support.env import patch_env, start_server, temp_dir
+from tests.support.paths import ROOT
 
 if os.environ.get("VCR_CLOUDS_REQUIRED") == "1":  # the clients tox env: no skipping
     import aiohttp
@@ -28,7 +28,6 @@ else:
 
 MODEL = "claude-opus-4-7"
 KEY = "sk-ant-test-" + "a" * 32
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_case(case: type[unittest.TestCase]) -> unittest.TestResult:

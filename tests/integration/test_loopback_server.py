@@ -31,6 +31,7 @@ from anthropic import Stream
 from anthropic.types import Message, MessageParam, RawMessageStreamEvent, ToolParam
 
 from tests.support.loopback_server import LoopbackServer
+from tests.support.paths import ROOT
 
 #: 529's class (exported at the top level only since anthropic 1.0).
 OVERLOADED = anthropic._exceptions.OverloadedError
@@ -42,7 +43,7 @@ WEATHER_TOOL: ToolParam = {
     "description": "Current weather at a place.",
     "input_schema": {"type": "object", "properties": {"location": {"type": "string"}}},
 }
-SERVER_SCRIPT = Path(__file__).resolve().parents[1] / "support" / "loopback_server.py"
+SERVER_SCRIPT = ROOT / "tests" / "support" / "loopback_server.py"
 
 
 def user(text: str) -> list[MessageParam]:

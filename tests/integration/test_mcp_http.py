@@ -28,10 +28,10 @@ import pytest
 
 from tests.support.env import environ_without_vcr, offline_prefix, temp_dir
 from tests.support.mcp_http_server import McpHttpServer
+from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.child
 
-ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "sk-ant-api03-" + "Q" * 80 + "-AAAAAAAA"
 MISSING = "Fixture missing: {}. Re-run the tests with VCR_RECORD=1, then commit the result."
 READY = "vcr_kit mcp on http://127.0.0.1:"

@@ -23,6 +23,7 @@ import pytest
 
 from tests.support.env import environ_without_vcr, offline_prefix, run_captured, vcr_environ
 from tests.support.loopback_server import LoggedRequest, LoopbackServer
+from tests.support.paths import ROOT as REPO
 from tests.support.sdk_scenarios import (
     PROMPTS,
     expected_view,
@@ -31,7 +32,6 @@ from tests.support.sdk_scenarios import (
     run_scenarios,
 )
 
-REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "tests" / "support" / "sdk_scenarios.py"
 EXPECTED = REPO / "tests" / "support" / "expected"
 COMMITTED = REPO / "fixtures"

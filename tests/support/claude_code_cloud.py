@@ -20,10 +20,9 @@ from typing import ClassVar
 from tests.support.cloud_server import CloudServer
 from tests.support.env import environ_without_vcr, installed, offline, run_captured, temp_dir
 from tests.support.node_clients import claude_command, require_node_clients
+from tests.support.paths import ROOT
 
 __all__ = ["ClaudeCodeOnCloudCase", "Cloud"]
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """``vcr_kit._store.files``: the fixture file format, reading, atomic writes, locks, secrets.
 
-These drive the store's functions directly; ``test_fixture.py`` drives the same
+These drive the store's functions directly; ``test_cassette_fixture.py`` drives the same
 guarantees through the public ``fixture()``.
 """
 

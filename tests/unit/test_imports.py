@@ -5,15 +5,14 @@ from __future__ import annotations
 import subprocess
 import sys
 import unittest
-from pathlib import Path
 
 import pytest
 
 from tests.support.env import environ_without_vcr, temp_dir
+from tests.support.paths import ROOT
 
 pytestmark = [pytest.mark.child, pytest.mark.matrix]
 
-ROOT = Path(__file__).resolve().parents[2]
 
 PURE = """
 import sys
