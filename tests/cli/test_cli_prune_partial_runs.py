@@ -19,7 +19,8 @@ from tests.support.cli_support import (
     run_pytest,
     run_unittest,
 )
-from tests.support.env import patch_env, start_server, temp_dir, working_dir
+from tests.support.env import temp_dir, working_dir
+from tests.support.loopback_case import LoopbackTestCase
 
 pytestmark = pytest.mark.child
 
@@ -28,14 +29,13 @@ ALL = [name for names in TESTS.values() for name in names]
 ORPHAN = "orphan-0123456789ab.json"
 
 
-class PruneCase(unittest.TestCase):
+class PruneCase(LoopbackTestCase):
     """Four tests, each with its own fixture, recorded by one complete pytest run, and
     one orphan fixture no test uses (older than every run)."""
 
     def setUp(self) -> None:
-        patch_env(self, VCR_REPORT="0")
-        self.server = start_server(self)
-        self.root = temp_dir(self)
+        super().setUp()
+        self.root = self.tmp
         self.fixtures = make_suite_project(self.root, TESTS)
         done = run_pytest(self.root, self.server.url)  # records every fixture
         self.assertEqual(done.returncode, 0, done.stdout + done.stderr)

@@ -8,15 +8,15 @@ import unittest
 import pytest
 
 from tests.support.cli_support import cli, make_project, run_pytest
-from tests.support.env import patch_env, start_server, temp_dir, working_dir
+from tests.support.env import temp_dir, working_dir
+from tests.support.loopback_case import LoopbackTestCase
 
 
 @pytest.mark.child
-class UnusedAfterARerecordTest(unittest.TestCase):
+class UnusedAfterARerecordTest(LoopbackTestCase):
     def setUp(self) -> None:
-        patch_env(self, VCR_REPORT="0")
-        self.server = start_server(self)
-        self.root = temp_dir(self)
+        super().setUp()
+        self.root = self.tmp
         self.fixtures = make_project(self.root)
 
     def pytest(self, *args: str, **env: str) -> str:

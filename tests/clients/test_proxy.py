@@ -26,13 +26,12 @@ from tests.support.env import (
     entries,
     environ_without_vcr,
     offline,
-    patch_env,
     run_captured,
-    start_server,
     temp_dir,
 )
+from tests.support.loopback_case import LoopbackTestCase
 from tests.support.paths import ROOT
-from tests.support.sdk_scenarios import MODEL, WEATHER_TOOL, recording_key
+from tests.support.sdk_scenarios import MODEL, WEATHER_TOOL
 from vcr_kit._core.httplib import sdk_library
 from vcr_kit._proxy.server import Proxy, ProxyError
 
@@ -45,13 +44,11 @@ def json_names(folder: Path) -> list[str]:
     return [name for name in entries(folder) if name.endswith(".json")]
 
 
-class ProxyTestCase(unittest.TestCase):
+class ProxyTestCase(LoopbackTestCase):
+    temp_prefix = "vcr-proxy-"
+
     def setUp(self) -> None:
-        patch_env(self, VCR_REPORT="0")
-        self.tmp = temp_dir(self, prefix="vcr-proxy-")
-        self.fixtures = self.tmp / "fixtures"
-        self.key = recording_key()
-        self.server = start_server(self)
+        super().setUp()
         self.logged: list[str] = []
 
     def proxy(self, **options: Any) -> Proxy:

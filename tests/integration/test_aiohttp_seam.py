@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 
 import vcr_kit
-from tests.support.env import patch_env, start_server, temp_dir
+from tests.support.env import patch_env
+from tests.support.loopback_case import LoopbackTestCase
 from tests.support.paths import ROOT
 
 if os.environ.get("VCR_CLOUDS_REQUIRED") == "1":  # the clients tox env: no skipping
@@ -71,11 +72,10 @@ async def through_a_plain_session(base_url: str, key: str) -> list[Any]:
 
 
 @pytest.mark.inprocess
-class AiohttpSeamTest(unittest.TestCase):
+class AiohttpSeamTest(LoopbackTestCase):
     def setUp(self) -> None:
-        patch_env(self, VCR_REPORT="0")
-        self.server = start_server(self)
-        self.fixtures = temp_dir(self)
+        super().setUp()
+        self.fixtures = self.tmp  # the fixtures go in the temp folder itself
 
     def _run(self, env: dict[str, str], scenario: Any, *args: Any) -> tuple[Any, list[str]]:
         fixtures = self.fixtures

@@ -21,8 +21,13 @@ def create(client: Any, text: str) -> Any:
 
 
 class LoopbackTestCase(unittest.TestCase):
+    #: The prefix of the test's temp folder's name (``tempfile``'s own when None): a
+    #: subclass may name its folders, to tell them apart in a failure's paths.
+    temp_prefix: str | None = None
+
     def setUp(self) -> None:
         patch_env(self, VCR_REPORT="0")
         self.server = start_server(self)
-        self.fixtures = temp_dir(self) / "fixtures"
+        self.tmp = temp_dir(self, prefix=self.temp_prefix)
+        self.fixtures = self.tmp / "fixtures"
         self.key = recording_key()
