@@ -1,5 +1,5 @@
 """The suite's tiers (``tests/tiers.py``) and, at the end of a pytest run, the fault suite's
-figures (``tests/support/fault_report.py``)."""
+figures (``tests/support/helpers/fault_report.py``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests import tiers
-from tests.support import fault_report
+from tests.support.helpers import fault_report
 
 _guard = pytest.StashKey[tiers.InProcessGuard]()
 

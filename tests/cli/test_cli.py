@@ -12,8 +12,8 @@ import unittest
 import pytest
 
 import vcr_kit
-from tests.support.env import patch_env, temp_dir
-from tests.support.paths import ROOT
+from tests.support.helpers.env import patch_env, temp_dir
+from tests.support.helpers.paths import ROOT
 from vcr_kit._cli import main
 from vcr_kit._core.fixture_names import fixture_name
 

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli_support import cli, record
-from tests.support.env import environ_without_vcr, run_captured, temp_dir
-from tests.support.loopback_case import LoopbackTestCase
-from tests.support.paths import ROOT
+from tests.support.helpers.cli_support import cli, record
+from tests.support.helpers.env import environ_without_vcr, run_captured, temp_dir
+from tests.support.helpers.loopback_case import LoopbackTestCase
+from tests.support.helpers.paths import ROOT
 from vcr_kit._core.schema import problems
 from vcr_kit._store.files import write_document
 

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from tests.support.cli_support import KEY, cli, record, run_pytest
-from tests.support.env import patch_env, start_server, temp_dir, working_dir
-from tests.support.paths import ROOT
+from tests.support.helpers.cli_support import KEY, cli, record, run_pytest
+from tests.support.helpers.env import patch_env, start_server, temp_dir, working_dir
+from tests.support.helpers.paths import ROOT
 
 PROJECT = '''
 import os

@@ -12,15 +12,15 @@ import unittest
 
 import pytest
 
-from tests.support.cli_support import (
+from tests.support.helpers.cli_support import (
     cli,
     fixture_asking,
     make_suite_project,
     run_pytest,
     run_unittest,
 )
-from tests.support.env import temp_dir, working_dir
-from tests.support.loopback_case import LoopbackTestCase
+from tests.support.helpers.env import temp_dir, working_dir
+from tests.support.helpers.loopback_case import LoopbackTestCase
 
 pytestmark = pytest.mark.child
 

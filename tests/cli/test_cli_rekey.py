@@ -8,9 +8,9 @@ import unittest
 import pytest
 
 import vcr_kit
-from tests.support.cli_support import cli, record
-from tests.support.env import temp_dir
-from tests.support.loopback_case import LoopbackTestCase
+from tests.support.helpers.cli_support import cli, record
+from tests.support.helpers.env import temp_dir
+from tests.support.helpers.loopback_case import LoopbackTestCase
 from vcr_kit.dehydrate import Rule, add_rule, clear_rules
 
 pytestmark = pytest.mark.inprocess

@@ -7,9 +7,9 @@ import unittest
 
 import pytest
 
-from tests.support.cli_support import cli, make_project, run_pytest
-from tests.support.env import temp_dir, working_dir
-from tests.support.loopback_case import LoopbackTestCase
+from tests.support.helpers.cli_support import cli, make_project, run_pytest
+from tests.support.helpers.env import temp_dir, working_dir
+from tests.support.helpers.loopback_case import LoopbackTestCase
 
 
 @pytest.mark.child

@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 from tests.clients.test_proxy import offline
-from tests.support.env import environ_without_vcr, temp_dir
-from tests.support.paths import ROOT
+from tests.support.helpers.env import environ_without_vcr, temp_dir
+from tests.support.helpers.paths import ROOT
 from vcr_kit._core.config import Mode
 from vcr_kit._mcp.stdio import McpRelay
 

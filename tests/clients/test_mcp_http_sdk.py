@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 
 from tests.integration.test_mcp_http import TOKEN, offline
-from tests.support.env import environ_without_vcr, temp_dir
-from tests.support.mcp_http_server import McpHttpServer
-from tests.support.paths import ROOT
+from tests.support.helpers.env import environ_without_vcr, temp_dir
+from tests.support.helpers.paths import ROOT
+from tests.support.servers.mcp_http_server import McpHttpServer
 
 pytestmark = pytest.mark.child
 
-CLIENT = ROOT / "tests" / "support" / "mcp_sdk_client.py"
+CLIENT = ROOT / "tests" / "support" / "children" / "mcp_sdk_client.py"
 
 
 class McpSdkClientTest(unittest.TestCase):

@@ -22,16 +22,16 @@ import anthropic
 import pytest
 
 import vcr_kit
-from tests.support.env import (
+from tests.support.children.sdk_scenarios import MODEL, WEATHER_TOOL
+from tests.support.helpers.env import (
     entries,
     environ_without_vcr,
     offline,
     run_captured,
     temp_dir,
 )
-from tests.support.loopback_case import LoopbackTestCase
-from tests.support.paths import ROOT
-from tests.support.sdk_scenarios import MODEL, WEATHER_TOOL
+from tests.support.helpers.loopback_case import LoopbackTestCase
+from tests.support.helpers.paths import ROOT
 from vcr_kit._core.httplib import sdk_library
 from vcr_kit._proxy.server import Proxy, ProxyError
 

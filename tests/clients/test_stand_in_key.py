@@ -18,9 +18,15 @@ import unittest
 import pytest
 
 import vcr_kit
-from tests.support.env import environ_without_vcr, patch_env, run_captured, start_server, temp_dir
-from tests.support.paths import ROOT
-from tests.support.sdk_scenarios import MODEL, recording_key
+from tests.support.children.sdk_scenarios import MODEL, recording_key
+from tests.support.helpers.env import (
+    environ_without_vcr,
+    patch_env,
+    run_captured,
+    start_server,
+    temp_dir,
+)
+from tests.support.helpers.paths import ROOT
 from vcr_kit._core.credentials import REPLAY_API_KEY
 
 pytestmark = pytest.mark.child

@@ -28,16 +28,16 @@ import unittest
 
 import pytest
 
-from tests.support import fault_report
-from tests.support.env import patch_env, temp_dir
-from tests.support.paths import ROOT
+from tests.support.helpers import fault_report
+from tests.support.helpers.env import patch_env, temp_dir
+from tests.support.helpers.paths import ROOT
 from vcr_kit import fixture
 from vcr_kit._core.schema import problems
 from vcr_kit._store.files import read_document
 
 pytestmark = pytest.mark.load
 
-WORKER = ROOT / "tests" / "support" / "helpers_fault_worker.py"
+WORKER = ROOT / "tests" / "support" / "children" / "helpers_fault_worker.py"
 ROUNDS = 6
 PROCESSES = 4
 THREADS = 3

@@ -24,10 +24,10 @@ import anthropic
 import pytest
 
 import vcr_kit
-from tests.support import fault_report
-from tests.support.env import patch_env
-from tests.support.loopback_case import LoopbackTestCase
-from tests.support.sdk_scenarios import MODEL
+from tests.support.children.sdk_scenarios import MODEL
+from tests.support.helpers import fault_report
+from tests.support.helpers.env import patch_env
+from tests.support.helpers.loopback_case import LoopbackTestCase
 from vcr_kit._store.files import LOCK_FOLDER
 
 pytestmark = pytest.mark.child

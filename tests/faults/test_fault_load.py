@@ -23,10 +23,10 @@ from typing import Any
 
 import pytest
 
-from tests.support import fault_report
-from tests.support.env import run_spawned
-from tests.support.loopback_case import LoopbackTestCase
-from tests.support.sdk_scenarios import MODEL, recording_key
+from tests.support.children.sdk_scenarios import MODEL, recording_key
+from tests.support.helpers import fault_report
+from tests.support.helpers.env import run_spawned
+from tests.support.helpers.loopback_case import LoopbackTestCase
 
 pytestmark = pytest.mark.load
 

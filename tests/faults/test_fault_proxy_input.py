@@ -23,9 +23,9 @@ from typing import Any
 
 import pytest
 
-from tests.support.env import entries, environ_without_vcr
-from tests.support.loopback_case import LoopbackTestCase
-from tests.support.paths import ROOT
+from tests.support.helpers.env import entries, environ_without_vcr
+from tests.support.helpers.loopback_case import LoopbackTestCase
+from tests.support.helpers.paths import ROOT
 from vcr_kit._engine.request_body import BODY_TIMEOUT
 
 pytestmark = pytest.mark.child

@@ -30,11 +30,11 @@ import anthropic
 import pytest
 
 import vcr_kit
-from tests.support.cli_support import cli
-from tests.support.env import environ_without_vcr, patch_env, run_captured
-from tests.support.loopback_case import LoopbackTestCase, create
-from tests.support.paths import ROOT
-from tests.support.sdk_scenarios import MODEL, recording_key
+from tests.support.children.sdk_scenarios import MODEL, recording_key
+from tests.support.helpers.cli_support import cli
+from tests.support.helpers.env import environ_without_vcr, patch_env, run_captured
+from tests.support.helpers.loopback_case import LoopbackTestCase, create
+from tests.support.helpers.paths import ROOT
 from vcr_kit._core.httplib import sdk_library
 from vcr_kit._ledger import journal as _journal
 

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 import vcr_kit
-from tests.support.env import patch_env
-from tests.support.loopback_case import LoopbackTestCase
-from tests.support.paths import ROOT
+from tests.support.helpers.env import patch_env
+from tests.support.helpers.loopback_case import LoopbackTestCase
+from tests.support.helpers.paths import ROOT
 
 if os.environ.get("VCR_CLOUDS_REQUIRED") == "1":  # the clients tox env: no skipping
     import aiohttp

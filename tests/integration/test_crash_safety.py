@@ -22,13 +22,13 @@ import unittest
 
 import pytest
 
-from tests.support.env import patch_env, temp_dir
-from tests.support.helpers_fixture_worker import FIRST_WRITE, READY, expected_document
-from tests.support.paths import ROOT
+from tests.support.children.helpers_fixture_worker import FIRST_WRITE, READY, expected_document
+from tests.support.helpers.env import patch_env, temp_dir
+from tests.support.helpers.paths import ROOT
 
 pytestmark = pytest.mark.load
 
-WORKER = ROOT / "tests" / "support" / "helpers_fixture_worker.py"
+WORKER = ROOT / "tests" / "support" / "children" / "helpers_fixture_worker.py"
 KILLS = 40
 #: Kill windows, after the worker said it is ready: from "before its first write"
 #: to "several 1 MB writes in". Random, so kills land in every phase of a write.

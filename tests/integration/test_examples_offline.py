@@ -14,8 +14,8 @@ import unittest
 
 import pytest
 
-from tests.support.env import offline_prefix, run_captured
-from tests.support.paths import ROOT
+from tests.support.helpers.env import offline_prefix, run_captured
+from tests.support.helpers.paths import ROOT
 
 pytestmark = [pytest.mark.child, pytest.mark.matrix]
 

@@ -7,7 +7,7 @@ import unittest
 
 import pytest
 
-from tests.support.paths import ROOT
+from tests.support.helpers.paths import ROOT
 
 pytestmark = pytest.mark.inprocess
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.env import environ_without_vcr, run_captured, temp_dir
-from tests.support.paths import ROOT
+from tests.support.helpers.env import environ_without_vcr, run_captured, temp_dir
+from tests.support.helpers.paths import ROOT
 
 pytestmark = [pytest.mark.child, pytest.mark.matrix]
 

@@ -9,8 +9,8 @@ import unittest
 
 import pytest
 
-from tests.support.env import environ_without_vcr, patch_env, run_captured, temp_dir
-from tests.support.paths import ROOT
+from tests.support.helpers.env import environ_without_vcr, patch_env, run_captured, temp_dir
+from tests.support.helpers.paths import ROOT
 from vcr_kit._ledger import journal as _journal
 from vcr_kit._ledger import summary as _report
 

@@ -17,8 +17,8 @@ import anthropic
 import pytest
 
 import vcr_kit
-from tests.support.env import patch_env
-from tests.support.loopback_case import LoopbackTestCase
+from tests.support.helpers.env import patch_env
+from tests.support.helpers.loopback_case import LoopbackTestCase
 from vcr_kit._core.httplib import sdk_library
 from vcr_kit._ledger import journal as _journal
 from vcr_kit._seams import intercept as _intercept

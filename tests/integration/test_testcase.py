@@ -16,7 +16,7 @@ import anthropic
 import pytest
 
 import vcr_kit
-from tests.support.loopback_case import LoopbackTestCase
+from tests.support.helpers.loopback_case import LoopbackTestCase
 from vcr_kit._ledger.journal import Event
 from vcr_kit._seams import intercept as _intercept
 

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.env import temp_dir
-from tests.support.paths import ROOT
+from tests.support.helpers.env import temp_dir
+from tests.support.helpers.paths import ROOT
 from vcr_kit._cli._render import VIEWS
 from vcr_kit._core.kinds import KINDS
 from vcr_kit._engine.cassette import Recording

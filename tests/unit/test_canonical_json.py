@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.support.env import environ_without_vcr
-from tests.support.paths import ROOT
+from tests.support.helpers.env import environ_without_vcr
+from tests.support.helpers.paths import ROOT
 from tests.unit.test_fixture_names_committed import HTTP_FIXTURES, rebuilt_request
 from vcr_kit._core import canonical_json as _fastjson
 from vcr_kit._core import ids as _ids

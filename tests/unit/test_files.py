@@ -19,7 +19,7 @@ from unittest import mock
 
 import pytest
 
-from tests.support.env import entries, patch_env, temp_dir, working_dir
+from tests.support.helpers.env import entries, patch_env, temp_dir, working_dir
 from vcr_kit import (
     ConfigError,
     FixtureCorruptError,

@@ -19,7 +19,7 @@ from anthropic.types import Message, TextBlock, Usage
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.support.env import patch_env, reordered, working_dir
+from tests.support.helpers.env import patch_env, reordered, working_dir
 from vcr_kit import ConfigError
 from vcr_kit._core.fixture_names import (
     MAX_NAME_LENGTH,

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.paths import ROOT
+from tests.support.helpers.paths import ROOT
 from vcr_kit._core import ids as _ids
 from vcr_kit._core.fixture_names import http_name
 from vcr_kit._core.http_request import name_and_stored

@@ -8,8 +8,8 @@ import unittest
 
 import pytest
 
-from tests.support.env import environ_without_vcr, temp_dir
-from tests.support.paths import ROOT
+from tests.support.helpers.env import environ_without_vcr, temp_dir
+from tests.support.helpers.paths import ROOT
 
 pytestmark = [pytest.mark.child, pytest.mark.matrix]
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from filelock import FileLock
 
-from tests.support.paths import ROOT
+from tests.support.helpers.paths import ROOT
 
 __all__ = [
     "NPM_DIR",

@@ -9,8 +9,8 @@ from __future__ import annotations
 import unittest
 from typing import Any
 
-from tests.support.env import patch_env, start_server, temp_dir
-from tests.support.sdk_scenarios import MODEL, recording_key
+from tests.support.children.sdk_scenarios import MODEL, recording_key
+from tests.support.helpers.env import patch_env, start_server, temp_dir
 
 
 def create(client: Any, text: str) -> Any:

@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from tests.support.paths import ROOT
+from tests.support.helpers.paths import ROOT
 
 REAL_ANSWERS = ROOT.parent / "shared" / "real_answers" / "cassettes"
 _LITERAL = re.compile(r"^( *)string: \|[+-]?$")

@@ -2,7 +2,7 @@
 
 Test modules and support modules that are imported (not run as scripts) take ``ROOT``
 from here rather than each counting its own ``parents[...]``, which a moved file gets
-wrong silently. Scripts run as ``python tests/support/<script>.py`` still find the root
+wrong silently. Scripts run as ``python tests/support/children/<script>.py`` still find the root
 themselves: ``tests`` is not importable in them until they put the root on ``sys.path``.
 """
 
@@ -11,4 +11,4 @@ from __future__ import annotations
 from pathlib import Path
 
 #: The repository's root folder: the one holding ``vcr_kit/``, ``tests/`` and ``fixtures/``.
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
