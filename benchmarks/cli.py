@@ -30,7 +30,7 @@ from vcr_kit._store.files import serialize_document
 
 def seed_fixtures(folder: Path) -> list[dict[str, object]]:
     import vcr_kit
-    from tests.support.loopback_server import LoopbackServer
+    from tests.support.servers.loopback_server import LoopbackServer
 
     with LoopbackServer() as server, vcr_kit.client(
         base_url=server.url, api_key="sk-ant-test-bench", fixtures_dir=folder, max_retries=0

@@ -1,6 +1,6 @@
 """vcr_kit, vcrpy and cassetter replaying the same calls, against the same floor.
 
-Every tool records its cassette first against ``tests/support/loopback_server.py`` (a fake
+Every tool records its cassette first against ``tests/support/servers/loopback_server.py`` (a fake
 Anthropic API on 127.0.0.1 speaking the real wire format); the server is then shut and
 every tool replays offline. The floor is the SDK parsing the very bytes the server
 answered, from an in-memory ``MockTransport``. All sides run in the same process,
@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.support.loopback_server import LoopbackServer  # noqa: E402
+from tests.support.servers.loopback_server import LoopbackServer  # noqa: E402
 
 http: Any = replay.http
 COUNT = 20  # distinct questions in each cassette

@@ -11,8 +11,8 @@ several rounds:
 - pytest-recording (vcrpy) and cassetter, where installed: the same pytest tests under
   their own ``@pytest.mark.vcr``, the code under test building a plain
   ``anthropic.Anthropic()`` (key and base URL from the environment); their cassettes are
-  recorded first against ``tests/support/loopback_server.py``, then replayed with the server shut
-  and ``--record-mode=none``.
+  recorded first against ``tests/support/servers/loopback_server.py``, then replayed with
+  the server shut and ``--record-mode=none``.
 
 Every pytest command blocks the plugins it does not measure (``-p no:...``): vcr_kit,
 pytest-recording and cassetter each claim ``@pytest.mark.vcr``, and the last two both
@@ -235,7 +235,7 @@ def record_others(folder: Path, names: list[str]) -> None:
         return
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
-    from tests.support.loopback_server import LoopbackServer
+    from tests.support.servers.loopback_server import LoopbackServer
 
     with LoopbackServer() as server:
         (folder / "base_url").write_text(server.url, encoding="utf-8")

@@ -1,5 +1,5 @@
 """The suite's tiers (``tests/tiers.py``) and, at the end of a pytest run, the fault suite's
-figures (``tests/support/fault_report.py``): under pytest-xdist each worker hands its
+figures (``tests/support/helpers/fault_report.py``): under pytest-xdist each worker hands its
 lines to the controller, which prints them all."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests import tiers
-from tests.support import fault_report
+from tests.support.helpers import fault_report
 
 _guard = pytest.StashKey[tiers.InProcessGuard]()
 _from_workers = pytest.StashKey[list[str]]()

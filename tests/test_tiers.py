@@ -9,15 +9,15 @@ import os
 import sys
 import textwrap
 import unittest
-from pathlib import Path
 
 import pytest
 
-from tests.support.env import environ_without_vcr, run_captured, temp_dir
+from tests.support.helpers.env import environ_without_vcr, run_captured, temp_dir
+from tests.support.helpers.paths import ROOT
 
 pytestmark = pytest.mark.child
 
-ROOT = Path(__file__).resolve().parents[1]
+
 CONFTEST = "from tests.conftest import *  # noqa: F403\n"
 
 

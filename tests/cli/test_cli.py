@@ -8,18 +8,16 @@ import os
 import subprocess
 import sys
 import unittest
-from pathlib import Path
 
 import pytest
 
 import vcr_kit
-from tests.support.env import patch_env, temp_dir
+from tests.support.helpers.env import patch_env, temp_dir
+from tests.support.helpers.paths import ROOT
 from vcr_kit._cli import main
 from vcr_kit._core.fixture_names import fixture_name
 
 pytestmark = pytest.mark.child
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 class CheckTest(unittest.TestCase):

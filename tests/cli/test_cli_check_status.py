@@ -13,23 +13,23 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli_support import cli, record
-from tests.support.env import environ_without_vcr, patch_env, run_captured, start_server, temp_dir
+from tests.support.helpers.cli_support import cli, record
+from tests.support.helpers.env import environ_without_vcr, run_captured, temp_dir
+from tests.support.helpers.loopback_case import LoopbackTestCase
+from tests.support.helpers.paths import ROOT
 from vcr_kit._core.schema import problems
 from vcr_kit._store.files import write_document
 
-ROOT = Path(__file__).resolve().parents[2]
 OLD = time.time() - 3600
 
 
 @pytest.mark.inprocess
-class RealFolderTest(unittest.TestCase):
+class RealFolderTest(LoopbackTestCase):
     maxDiff = None
 
     def setUp(self) -> None:
-        patch_env(self, VCR_REPORT="0")
-        self.server = start_server(self)
-        self.folder = temp_dir(self)
+        super().setUp()
+        self.folder = self.tmp
         record(self.server.url, self.folder, ["Hello there.", "Say more."])
         record(self.server.url, self.folder, ["Stream a story."], stream=True)
         self.files = sorted(self.folder.glob("*.json"))

@@ -16,8 +16,9 @@ from typing import Any
 
 import pytest
 
-from tests.support.cli_support import KEY, cli, record, run_pytest
-from tests.support.env import patch_env, start_server, temp_dir, working_dir
+from tests.support.helpers.cli_support import KEY, cli, record, run_pytest
+from tests.support.helpers.env import patch_env, start_server, temp_dir, working_dir
+from tests.support.helpers.paths import ROOT
 
 PROJECT = '''
 import os
@@ -494,7 +495,7 @@ class SelectionTest(_Recorded):
 
     def test_cassette_fixtures_are_listed_as_skipped(self) -> None:
         folder = temp_dir(self)
-        repository = Path(__file__).resolve().parents[2]
+        repository = ROOT
         cassette = repository / "fixtures" / "sdk_cassette" / "e5c947-stream.json"
         (folder / cassette.name).write_bytes(cassette.read_bytes())
         status, out, err = cli("drift", str(folder), "--dry-run")

@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from tests.support.cli_support import (
+from tests.support.helpers.cli_support import (
     backdate,
     cli,
     fixture_asking,
@@ -20,7 +20,7 @@ from tests.support.cli_support import (
     run_pytest,
     run_unittest,
 )
-from tests.support.env import patch_env, start_server, temp_dir, working_dir
+from tests.support.helpers.env import patch_env, start_server, temp_dir, working_dir
 
 pytestmark = pytest.mark.child
 

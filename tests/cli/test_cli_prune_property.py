@@ -2,7 +2,7 @@
 failures, under pytest or unittest), ``vcr_kit prune --yes`` never removes a fixture
 used by a test that exists in the project.
 
-Each distinct run is real, once: a child of ``tests/support/run_driver.py`` (forked, so
+Each distinct run is real, once: a child of ``tests/support/children/run_driver.py`` (forked, so
 the SDK is imported once) runs ``pytest.main`` or ``python -m unittest`` with the
 generated command line in a fresh copy of a small recorded project, and writes its run
 record at exit as any test run does. A run's record does not depend on the runs made
@@ -32,7 +32,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from tests.support.cli_support import (
+from tests.support.helpers.cli_support import (
     KEY,
     backdate,
     cli,
@@ -40,14 +40,15 @@ from tests.support.cli_support import (
     make_suite_project,
     run_pytest,
 )
-from tests.support.env import environ_without_vcr, start_server, temp_dir, working_dir
+from tests.support.helpers.env import environ_without_vcr, start_server, temp_dir, working_dir
+from tests.support.helpers.paths import ROOT
 
 pytestmark = pytest.mark.child
 
 TESTS = {"a": ["a1", "a2"], "b": ["b1", "b2"], "c": ["c1"]}
 ALL = [name for names in TESTS.values() for name in names]
 ORPHAN = "orphan-0123456789ab.json"
-DRIVER = Path(__file__).resolve().parents[1] / "support" / "run_driver.py"
+DRIVER = ROOT / "tests" / "support" / "children" / "run_driver.py"
 
 #: Arguments that narrow the run one way or another, per runner.
 PYTEST_NARROWING = [

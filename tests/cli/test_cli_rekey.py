@@ -8,8 +8,9 @@ import unittest
 import pytest
 
 import vcr_kit
-from tests.support.cli_support import cli, record
-from tests.support.env import patch_env, start_server, temp_dir
+from tests.support.helpers.cli_support import cli, record
+from tests.support.helpers.env import temp_dir
+from tests.support.helpers.loopback_case import LoopbackTestCase
 from vcr_kit.dehydrate import Rule, add_rule, clear_rules
 
 pytestmark = pytest.mark.inprocess
@@ -18,11 +19,10 @@ PROMPTS = ["Summarise session-1a2b3c4d please.", "Plain question, no session."]
 RULE = Rule("session", r"session-[0-9a-f]{8}", "session-[SESSION]", trigger="session-")
 
 
-class RekeyTest(unittest.TestCase):
+class RekeyTest(LoopbackTestCase):
     def setUp(self) -> None:
-        patch_env(self, VCR_REPORT="0")
-        self.server = start_server(self)
-        self.folder = temp_dir(self)
+        super().setUp()
+        self.folder = self.tmp
         self.addCleanup(clear_rules)
 
     def test_a_new_rule_then_rekey_then_replay_makes_no_api_call(self) -> None:

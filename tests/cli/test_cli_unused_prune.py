@@ -6,16 +6,16 @@ import unittest
 
 import pytest
 
-from tests.support.cli_support import backdate, cli, make_project, run_pytest
-from tests.support.env import patch_env, start_server, temp_dir, working_dir
+from tests.support.helpers.cli_support import backdate, cli, make_project, run_pytest
+from tests.support.helpers.env import temp_dir, working_dir
+from tests.support.helpers.loopback_case import LoopbackTestCase
 
 
 @pytest.mark.child
-class UnusedAfterARerecordTest(unittest.TestCase):
+class UnusedAfterARerecordTest(LoopbackTestCase):
     def setUp(self) -> None:
-        patch_env(self, VCR_REPORT="0")
-        self.server = start_server(self)
-        self.root = temp_dir(self)
+        super().setUp()
+        self.root = self.tmp
         self.fixtures = make_project(self.root)
 
     def pytest(self, *args: str, **env: str) -> str:

@@ -24,17 +24,17 @@ import pytest
 
 from tests.clients.test_clients_node import KEY, ClientTestCase
 from tests.clients.test_proxy import offline
-from tests.support.env import environ_without_vcr, run_captured, temp_dir
-from tests.support.mcp_http_server import McpHttpServer
-from tests.support.node_clients import claude_command, install_newest_claude_code
+from tests.support.helpers.env import environ_without_vcr, run_captured, temp_dir
+from tests.support.helpers.node_clients import claude_command, install_newest_claude_code
+from tests.support.helpers.paths import ROOT
+from tests.support.servers.mcp_http_server import McpHttpServer
 
 pytestmark = pytest.mark.node
 
-ROOT = Path(__file__).resolve().parents[2]
 UNREACHABLE = "http://127.0.0.1:9"
 TOOLS = "Bash,Read,Write,Edit,Agent,mcp__clock__now"
 MCP_SERVER = ROOT / "examples" / "claude_code" / "clock_server.py"
-WITH_FRONT = ROOT / "tests" / "support" / "with_mcp_front.py"
+WITH_FRONT = ROOT / "tests" / "support" / "children" / "with_mcp_front.py"
 MCP_TOKEN = "mcp-token-" + "t" * 32
 REPLAYED = r"[1-9]\d* replayed, 0 recorded, 0 missing"
 RECORDED = r"0 replayed, [1-9]\d* recorded, 0 missing"

@@ -5,9 +5,9 @@ not ``ANTHROPIC_BASE_URL``: ``vcr_kit run`` points that at its proxy with
 ``CLAUDE_CODE_SKIP_BEDROCK_AUTH=1`` (a signature made for the proxy's address would not
 be valid upstream), and the proxy signs each request it records for the real host
 with the machine's AWS credentials (botocore). Recorded against the loopback Bedrock
-server (``tests/support/cloud_server.py``, which refuses anything not signed with the
+server (``tests/support/servers/cloud_server.py``, which refuses anything not signed with the
 test key), then replayed with no credentials, no base URL and no network
-(``tests/support/claude_code_cloud.py``).
+(``tests/support/helpers/claude_code_cloud.py``).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from __future__ import annotations
 import pytest
 
 from tests.clients.test_clients_node import TOOL_PROMPT
-from tests.support.claude_code_cloud import ClaudeCodeOnCloudCase, Cloud
-from tests.support.cloud_server import AWS_KEY_ID, AWS_SECRET, CloudServer
+from tests.support.helpers.claude_code_cloud import ClaudeCodeOnCloudCase, Cloud
+from tests.support.servers.cloud_server import AWS_KEY_ID, AWS_SECRET, CloudServer
 
 pytestmark = pytest.mark.node
 

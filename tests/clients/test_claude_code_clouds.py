@@ -9,7 +9,7 @@ upstream with this machine's credentials: a Google access token from
 application-default credentials (here a service-account file whose token endpoint is
 the loopback cloud server, through google-auth's own refresh), the Foundry key.
 Replayed under ``unshare -n`` with no credentials and no base URL
-(``tests/support/claude_code_cloud.py``).
+(``tests/support/helpers/claude_code_cloud.py``).
 """
 
 from __future__ import annotations
@@ -27,14 +27,8 @@ import anthropic
 import pytest
 
 from tests.clients.test_clients_node import TOOL_PROMPT
-from tests.support.claude_code_cloud import ROOT, ClaudeCodeOnCloudCase, Cloud
-from tests.support.cloud_server import (
-    FOUNDRY_KEY,
-    GOOGLE_TOKEN,
-    CloudServer,
-    google_credentials_file,
-)
-from tests.support.env import (
+from tests.support.helpers.claude_code_cloud import ROOT, ClaudeCodeOnCloudCase, Cloud
+from tests.support.helpers.env import (
     environ_without_vcr,
     installed,
     offline,
@@ -42,7 +36,13 @@ from tests.support.env import (
     run_captured,
     temp_dir,
 )
-from tests.support.node_clients import install_newest_claude_code
+from tests.support.helpers.node_clients import install_newest_claude_code
+from tests.support.servers.cloud_server import (
+    FOUNDRY_KEY,
+    GOOGLE_TOKEN,
+    CloudServer,
+    google_credentials_file,
+)
 from vcr_kit._core.credentials import REPLAY_API_KEY
 from vcr_kit._proxy.server import Proxy
 

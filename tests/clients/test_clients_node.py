@@ -25,12 +25,12 @@ from typing import Any
 import pytest
 
 from tests.clients.test_proxy import offline
-from tests.support.env import environ_without_vcr, run_captured, start_server, temp_dir
-from tests.support.node_clients import claude_command, require_node_clients
+from tests.support.helpers.env import environ_without_vcr, run_captured, start_server, temp_dir
+from tests.support.helpers.node_clients import claude_command, require_node_clients
+from tests.support.helpers.paths import ROOT
 
 pytestmark = pytest.mark.node
 
-ROOT = Path(__file__).resolve().parents[2]
 KEY = "sk-ant-test-clients-" + "k" * 24
 TOOL_PROMPT = 'Check [[tool:Bash {"command":"echo vcr-tool-ok","description":"Say ok"}]]'
 

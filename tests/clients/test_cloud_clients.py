@@ -3,9 +3,9 @@ with none, offline.
 
 For each of ``AnthropicBedrock``, ``AnthropicBedrockMantle``, ``AnthropicAWS``,
 ``AnthropicVertex``, ``AnthropicGoogleCloud`` and ``AnthropicFoundry``, sync and async,
-plain and streamed (``tests/support/cloud_scenarios.py``): recorded against a loopback
+plain and streamed (``tests/support/children/cloud_scenarios.py``): recorded against a loopback
 server that speaks the platform's wire format and checks its credentials
-(``tests/support/cloud_server.py``), with no Anthropic key; re-recorded without a
+(``tests/support/servers/cloud_server.py``), with no Anthropic key; re-recorded without a
 byte changing; replayed three times in a process with no key and no AWS, Google or
 Azure credentials, under ``unshare -n`` where it works: on the recorded base URL
 (server stopped) and twice on the platform's default host.
@@ -27,20 +27,20 @@ from typing import Any
 import anthropic
 import pytest
 
-from tests.support.cloud_scenarios import BASE_PATHS
-from tests.support.cloud_server import (
+from tests.support.children.cloud_scenarios import BASE_PATHS
+from tests.support.helpers.env import offline_prefix, run_captured
+from tests.support.helpers.paths import ROOT
+from tests.support.servers.cloud_server import (
     AWS_KEY_ID,
     AWS_SECRET,
     FOUNDRY_KEY,
     GOOGLE_TOKEN,
     CloudServer,
 )
-from tests.support.env import offline_prefix, run_captured
 
 pytestmark = pytest.mark.clouds
 
-ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "tests" / "support" / "cloud_scenarios.py"
+SCRIPT = ROOT / "tests" / "support" / "children" / "cloud_scenarios.py"
 REQUIRED = os.environ.get("VCR_CLOUDS_REQUIRED") == "1"
 
 #: platform -> (its base-URL variable, whether it needs botocore)

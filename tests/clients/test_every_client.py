@@ -1,7 +1,7 @@
 """Code that builds its own clients, recorded over loopback and replayed offline.
 
-Each scenario of ``tests/support/client_scenarios.py`` runs inside a real ``VCRTestCase``, in
-a process of its own: first recording against the loopback server (key and
+Each scenario of ``tests/support/children/client_scenarios.py`` runs inside a real
+``VCRTestCase``, in a process of its own: first recording against the loopback server (key and
 ``ANTHROPIC_BASE_URL`` set), then replaying with the network removed (``unshare -n``),
 no key and no base URL, twice, then re-recording in ``record`` mode. The replays must
 observe what the recording observed, and neither a replay nor an unchanged
@@ -26,18 +26,18 @@ from typing import Any
 
 import pytest
 
-from tests.support.env import (
+from tests.support.helpers.env import (
     environ_without_vcr,
     offline_prefix,
     run_captured,
     start_server,
     temp_dir,
 )
+from tests.support.helpers.paths import ROOT
 
 pytestmark = pytest.mark.child
 
-SCRIPT = Path(__file__).resolve().parents[1] / "support" / "client_scenarios.py"
-ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "tests" / "support" / "children" / "client_scenarios.py"
 KEY = "sk-ant-test-" + "c" * 32
 #: Framework scenario -> the module it needs.
 FRAMEWORKS = {

@@ -17,7 +17,7 @@ import pytest
 
 from tests.clients.test_claude_code import UNREACHABLE, A, ClaudeCodeTestCase
 from tests.clients.test_proxy import offline
-from tests.support.env import run_captured
+from tests.support.helpers.env import run_captured
 
 pytestmark = pytest.mark.node
 

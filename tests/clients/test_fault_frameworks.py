@@ -1,6 +1,6 @@
 """Frameworks take their fallback path on injected faults, replayed offline.
 
-``tests/support/fault_framework_scenarios.py`` runs in a process of its own: first
+``tests/support/children/fault_framework_scenarios.py`` runs in a process of its own: first
 recording from the loopback server (the primary model in an injected outage, so only
 the fallback model's answer is ever fetched), then replaying under ``unshare -n``
 with ``CI=true`` and no key. Runs in the ``frameworks`` tox env, which installs
@@ -22,14 +22,14 @@ from typing import Any, ClassVar
 
 import pytest
 
-from tests.support.env import environ_without_vcr, offline_prefix, run_captured
-from tests.support.loopback_server import LoopbackServer
-from tests.support.sdk_scenarios import recording_key
+from tests.support.children.sdk_scenarios import recording_key
+from tests.support.helpers.env import environ_without_vcr, offline_prefix, run_captured
+from tests.support.helpers.paths import ROOT
+from tests.support.servers.loopback_server import LoopbackServer
 
 pytestmark = pytest.mark.child
 
-ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "tests" / "support" / "fault_framework_scenarios.py"
+SCRIPT = ROOT / "tests" / "support" / "children" / "fault_framework_scenarios.py"
 NEEDED = {
     "langchain_fallbacks": "langchain_anthropic",
     "pydantic_ai_fallback": "pydantic_ai",

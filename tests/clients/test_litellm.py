@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from tests.support.env import offline_prefix, run_captured
-from tests.support.loopback_server import LoopbackServer
+from tests.support.helpers.env import offline_prefix, run_captured
+from tests.support.helpers.paths import ROOT
+from tests.support.servers.loopback_server import LoopbackServer
 
 pytestmark = pytest.mark.child
 
-ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "tests" / "support" / "litellm_scenario.py"
+SCRIPT = ROOT / "tests" / "support" / "children" / "litellm_scenario.py"
 KEY = "sk-ant-test-" + "l" * 32
 
 if importlib.util.find_spec("litellm") is None:

@@ -21,11 +21,11 @@ from typing import Any
 import pytest
 
 from tests.clients.test_proxy import offline
-from tests.support.env import environ_without_vcr, temp_dir
+from tests.support.helpers.env import environ_without_vcr, temp_dir
+from tests.support.helpers.paths import ROOT
 from vcr_kit._core.config import Mode
 from vcr_kit._mcp.stdio import McpRelay
 
-ROOT = Path(__file__).resolve().parents[2]
 SERVER = ROOT / "examples" / "claude_code" / "clock_server.py"
 MISSING = "Fixture missing: {}. Re-run the tests with VCR_RECORD=1, then commit the result."
 

@@ -11,19 +11,18 @@ import os
 import subprocess
 import sys
 import unittest
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.integration.test_mcp_http import TOKEN, offline
-from tests.support.env import environ_without_vcr, temp_dir
-from tests.support.mcp_http_server import McpHttpServer
+from tests.support.helpers.env import environ_without_vcr, temp_dir
+from tests.support.helpers.paths import ROOT
+from tests.support.servers.mcp_http_server import McpHttpServer
 
 pytestmark = pytest.mark.child
 
-ROOT = Path(__file__).resolve().parents[2]
-CLIENT = ROOT / "tests" / "support" / "mcp_sdk_client.py"
+CLIENT = ROOT / "tests" / "support" / "children" / "mcp_sdk_client.py"
 
 
 class McpSdkClientTest(unittest.TestCase):

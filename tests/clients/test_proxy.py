@@ -22,20 +22,19 @@ import anthropic
 import pytest
 
 import vcr_kit
-from tests.support.env import (
+from tests.support.children.sdk_scenarios import MODEL, WEATHER_TOOL
+from tests.support.helpers.env import (
     entries,
     environ_without_vcr,
     offline,
-    patch_env,
     run_captured,
-    start_server,
     temp_dir,
 )
-from tests.support.sdk_scenarios import MODEL, WEATHER_TOOL, recording_key
+from tests.support.helpers.loopback_case import LoopbackTestCase
+from tests.support.helpers.paths import ROOT
 from vcr_kit._core.httplib import sdk_library
 from vcr_kit._proxy.server import Proxy, ProxyError
 
-ROOT = Path(__file__).resolve().parents[2]
 UNREACHABLE = "http://127.0.0.1:9"  # the discard port: nothing listens there
 MISSING = "Fixture missing: {}. Re-run the tests with VCR_RECORD=1, then commit the result."
 CONCURRENT = 20
@@ -45,13 +44,11 @@ def json_names(folder: Path) -> list[str]:
     return [name for name in entries(folder) if name.endswith(".json")]
 
 
-class ProxyTestCase(unittest.TestCase):
+class ProxyTestCase(LoopbackTestCase):
+    temp_prefix = "vcr-proxy-"
+
     def setUp(self) -> None:
-        patch_env(self, VCR_REPORT="0")
-        self.tmp = temp_dir(self, prefix="vcr-proxy-")
-        self.fixtures = self.tmp / "fixtures"
-        self.key = recording_key()
-        self.server = start_server(self)
+        super().setUp()
         self.logged: list[str] = []
 
     def proxy(self, **options: Any) -> Proxy:
@@ -433,7 +430,6 @@ class TestOptionTest(ProxyTestCase):
 
 if __name__ == "__main__":  # pragma: no cover
     unittest.main()
-
 
 
 @pytest.mark.child

@@ -19,11 +19,11 @@ import pytest
 from tests.clients.test_claude_code import SHIFT_DATE
 from tests.clients.test_clients_node import KEY, ClientTestCase
 from tests.clients.test_proxy import offline
-from tests.support.env import environ_without_vcr, run_captured, temp_dir
+from tests.support.helpers.env import environ_without_vcr, run_captured, temp_dir
+from tests.support.helpers.paths import ROOT
 
 pytestmark = pytest.mark.node
 
-ROOT = Path(__file__).resolve().parents[2]
 RECIPE = ROOT / "examples" / "claude_code"
 
 

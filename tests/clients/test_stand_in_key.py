@@ -14,18 +14,23 @@ import subprocess
 import sys
 import textwrap
 import unittest
-from pathlib import Path
 
 import pytest
 
 import vcr_kit
-from tests.support.env import environ_without_vcr, patch_env, run_captured, start_server, temp_dir
-from tests.support.sdk_scenarios import MODEL, recording_key
+from tests.support.children.sdk_scenarios import MODEL, recording_key
+from tests.support.helpers.env import (
+    environ_without_vcr,
+    patch_env,
+    run_captured,
+    start_server,
+    temp_dir,
+)
+from tests.support.helpers.paths import ROOT
 from vcr_kit._core.credentials import REPLAY_API_KEY
 
 pytestmark = pytest.mark.child
 
-ROOT = Path(__file__).resolve().parents[2]
 UNREACHABLE = "http://127.0.0.1:9"
 
 #: Prints the answer and the key the child was given; fails like Claude Code without one.

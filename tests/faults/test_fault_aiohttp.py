@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 import vcr_kit
-from tests.support.env import patch_env, start_server, temp_dir
-from tests.support.sdk_scenarios import MODEL, recording_key
+from tests.support.children.sdk_scenarios import MODEL, recording_key
+from tests.support.helpers.env import patch_env, start_server, temp_dir
 from vcr_kit._integrations.session import vcr_session
 
 pytestmark = pytest.mark.inprocess

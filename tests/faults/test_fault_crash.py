@@ -37,14 +37,14 @@ from typing import Any
 
 import pytest
 
-from tests.support import fault_report
-from tests.support.env import patch_env, temp_dir
-from tests.support.helpers_fault_worker import (
+from tests.support.children.helpers_fault_worker import (
     SIZES,
     STOPPED,
     expected_answer,
     record_until_stopped,
 )
+from tests.support.helpers import fault_report
+from tests.support.helpers.env import patch_env, temp_dir
 from vcr_kit import fixture
 from vcr_kit._core.schema import problems
 from vcr_kit._store.files import read_document
@@ -60,7 +60,7 @@ NEW_KEYS = 3  # keys no writer records: the next run records them beside the deb
 #: survivors are stopped at MAX_RUN. Not a timing assertion: only where kills land.
 MAX_RUN = 0.3
 NEXT_RUN = "next-run"  # the writer named in the answers the next run records
-WORKER_MODULE = "tests.support.helpers_fault_worker"
+WORKER_MODULE = "tests.support.children.helpers_fault_worker"
 
 
 def _can_fork_server() -> bool:

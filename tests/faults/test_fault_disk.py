@@ -24,9 +24,10 @@ import anthropic
 import pytest
 
 import vcr_kit
-from tests.support import fault_report
-from tests.support.env import patch_env, start_server, temp_dir
-from tests.support.sdk_scenarios import MODEL, recording_key
+from tests.support.children.sdk_scenarios import MODEL
+from tests.support.helpers import fault_report
+from tests.support.helpers.env import patch_env
+from tests.support.helpers.loopback_case import LoopbackTestCase
 from vcr_kit._store.files import LOCK_FOLDER
 
 pytestmark = pytest.mark.child
@@ -62,14 +63,11 @@ def temps_in(folder: Path) -> list[str]:
     return sorted(n for n in os.listdir(locks) if n.endswith(".tmp")) if locks.exists() else []
 
 
-class DiskFaultTest(unittest.TestCase):
+class DiskFaultTest(LoopbackTestCase):
     def setUp(self) -> None:
-        self.tmp = temp_dir(self)
+        super().setUp()
         self.cache = self.tmp / "cache"
         patch_env(self, VCR_REPORT="0", XDG_CACHE_HOME=str(self.cache))
-        self.server = start_server(self)
-        self.fixtures = self.tmp / "fixtures"
-        self.key = recording_key()
 
     def create(self, text: str, mode: str = "auto") -> Any:
         with vcr_kit.client(

@@ -28,8 +28,8 @@ import anthropic
 import pytest
 
 import vcr_kit
-from tests.support.env import environ_without_vcr, run_captured, temp_dir
-from tests.support.loopback_case import LoopbackTestCase, create
+from tests.support.helpers.env import environ_without_vcr, run_captured, temp_dir
+from tests.support.helpers.loopback_case import LoopbackTestCase, create
 from vcr_kit._engine import recorder as _http
 
 #: Shorter than the SDK's two retry back-offs together (0.5 s and 1 s, each less up to

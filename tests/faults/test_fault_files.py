@@ -36,20 +36,20 @@ import pytest
 
 import vcr_kit
 from tests.faults.test_fault_errors import ThreeClientsTestCase
-from tests.support.cli_support import cli
-from tests.support.env import (
+from tests.support.children.sdk_scenarios import MODEL, recording_key
+from tests.support.helpers.cli_support import cli
+from tests.support.helpers.env import (
     environ_without_vcr,
     patch_env,
     run_captured,
     temp_dir,
     working_dir,
 )
-from tests.support.loopback_case import create
-from tests.support.sdk_scenarios import MODEL, recording_key
+from tests.support.helpers.loopback_case import create
+from tests.support.helpers.paths import ROOT
 from vcr_kit._core.fixture_names import fixture_name, http_name
 from vcr_kit._ledger.journal import Event, journal
 
-ROOT = Path(__file__).resolve().parents[2]
 #: Generous: a process that reads a named pipe waits forever; one that does not is
 #: done in a few seconds (most of it importing the SDK).
 CHILD_TIMEOUT = 120

@@ -37,17 +37,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import vcr_kit
-from tests.support import fault_report
-from tests.support.cli_support import cli
-from tests.support.env import environ_without_vcr, run_captured, vcr_environ
-from tests.support.examples import examples
-from tests.support.loopback_case import create
-from tests.support.sdk_scenarios import recording_key
+from tests.support.children.sdk_scenarios import recording_key
+from tests.support.helpers import fault_report
+from tests.support.helpers.cli_support import cli
+from tests.support.helpers.env import environ_without_vcr, run_captured, vcr_environ
+from tests.support.helpers.examples import examples
+from tests.support.helpers.loopback_case import create
+from tests.support.helpers.paths import ROOT
 from vcr_kit._core.fixture_names import fixture_name
 
 pytestmark = pytest.mark.child
 
-ROOT = Path(__file__).resolve().parents[2]
 #: Far above what any example takes (a second or two); only a hang reaches it.
 WATCHDOG_SECONDS = 300
 EXAMPLES = examples(int(os.environ.get("VCR_HOSTILE_EXAMPLES", "60")))
@@ -182,7 +182,7 @@ class HostileFoldersTest(unittest.TestCase):
             raise unittest.SkipTest("named pipes and links are POSIX")
         cls.env = vcr_environ(VCR_REPORT="0")
         cls.env.__enter__()
-        from tests.support.loopback_server import LoopbackServer
+        from tests.support.servers.loopback_server import LoopbackServer
 
         server = LoopbackServer().start()
         try:

@@ -1,7 +1,7 @@
 """Faults on demand, end to end: the real SDK meets injected faults in front of answers
 recorded from the loopback server, replayed with no network at all.
 
-The scenarios (``tests/support/fault_scenarios.py``) run twice in subprocesses: once
+The scenarios (``tests/support/children/fault_scenarios.py``) run twice in subprocesses: once
 recording (``VCR_MODE=record``, the loopback server up), once replaying under
 ``unshare -n`` with ``CI=true`` and no key. What a real failure looks like is taken
 from the loopback server itself (a dropped stream, an ``error`` event), so an
@@ -24,21 +24,21 @@ import anthropic
 import pytest
 
 import vcr_kit
-from tests.support.env import (
+from tests.support.children.sdk_scenarios import recording_key
+from tests.support.helpers.env import (
     environ_without_vcr,
     offline_prefix,
     patch_env,
     run_captured,
     temp_dir,
 )
-from tests.support.loopback_server import LoopbackServer
-from tests.support.sdk_scenarios import recording_key
+from tests.support.helpers.paths import ROOT as REPO
+from tests.support.servers.loopback_server import LoopbackServer
 from vcr_kit._core.httplib import sdk_library
 
 pytestmark = pytest.mark.child
 
-REPO = Path(__file__).resolve().parents[2]
-SCRIPT = REPO / "tests" / "support" / "fault_scenarios.py"
+SCRIPT = REPO / "tests" / "support" / "children" / "fault_scenarios.py"
 STORY = [{"role": "user", "content": "Tell a short story about retries."}]
 HELLO = [{"role": "user", "content": "Say hello to the fault suite."}]
 #: What an injected fault leaves in a body: none of it may reach a fixture.

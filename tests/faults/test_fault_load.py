@@ -23,9 +23,10 @@ from typing import Any
 
 import pytest
 
-from tests.support import fault_report
-from tests.support.env import patch_env, run_spawned, start_server, temp_dir
-from tests.support.sdk_scenarios import MODEL, recording_key
+from tests.support.children.sdk_scenarios import MODEL, recording_key
+from tests.support.helpers import fault_report
+from tests.support.helpers.env import run_spawned
+from tests.support.helpers.loopback_case import LoopbackTestCase
 
 pytestmark = pytest.mark.load
 
@@ -91,15 +92,10 @@ def load_worker(barrier: Any, results: Any, url: str, folder: str, seed: int) ->
         results.put(("error", [repr(exc)]))
 
 
-class LoadTest(unittest.TestCase):
-    def setUp(self) -> None:
-        patch_env(self, VCR_REPORT="0")
-        self.server = start_server(self)
-        self.folder = temp_dir(self) / "fixtures"
-
+class LoadTest(LoopbackTestCase):
     def test_many_processes_and_threads_record_each_request_once(self) -> None:
         out, exit_codes = run_spawned(
-            _seeded, PROCESSES, self.server.url, str(self.folder), timeout=300
+            _seeded, PROCESSES, self.server.url, str(self.fixtures), timeout=300
         )
         self.assertEqual(exit_codes, [0] * PROCESSES)
         errors = [r[1] for r in out if r[0] != "ok"]
@@ -117,7 +113,7 @@ class LoadTest(unittest.TestCase):
             prompt(i): 2 if "[[overloaded-once]]" in prompt(i) else 1 for i in range(DISTINCT)
         }
         self.assertEqual(dict(per_key), expected)
-        self.assertEqual(len(list(self.folder.glob("*.json"))), DISTINCT)
+        self.assertEqual(len(list(self.fixtures.glob("*.json"))), DISTINCT)
         calls = sum(per_key.values())
         fault_report.note(
             f"load: {PROCESSES} processes x {THREADS} threads, {REQUESTS} requests each "

@@ -7,17 +7,16 @@ import os
 import sys
 import textwrap
 import unittest
-from pathlib import Path
 
 import anthropic
 import pytest
 
 import vcr_kit
-from tests.support.env import environ_without_vcr, run_captured, temp_dir
-from tests.support.loopback_case import LoopbackTestCase, create
-from tests.support.sdk_scenarios import MODEL
+from tests.support.children.sdk_scenarios import MODEL
+from tests.support.helpers.env import environ_without_vcr, run_captured, temp_dir
+from tests.support.helpers.loopback_case import LoopbackTestCase, create
+from tests.support.helpers.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 HUGE = 2_000_000  # characters of prompt: one JSON line of the diff
 NEEDS_KEY = (
     "Recording it needs an API key: set ANTHROPIC_API_KEY (in the environment or in .env) "
@@ -106,7 +105,7 @@ class UnderPytestTest(unittest.TestCase):
             textwrap.dedent(
                 f"""
                 import anthropic, vcr_kit
-                from tests.support.loopback_server import LoopbackServer
+                from tests.support.servers.loopback_server import LoopbackServer
 
                 def test_miss(tmp_path):
                     with LoopbackServer() as server:

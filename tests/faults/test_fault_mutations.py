@@ -29,10 +29,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import vcr_kit
-from tests.support import fault_report
-from tests.support.env import vcr_environ
-from tests.support.examples import examples
-from tests.support.sdk_scenarios import MODEL, recording_key
+from tests.support.children.sdk_scenarios import MODEL, recording_key
+from tests.support.helpers import fault_report
+from tests.support.helpers.env import vcr_environ
+from tests.support.helpers.examples import examples
 
 pytestmark = pytest.mark.inprocess
 
@@ -160,7 +160,7 @@ class MutatedFixturesTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls) -> None:
-        from tests.support.loopback_server import LoopbackServer
+        from tests.support.servers.loopback_server import LoopbackServer
 
         cls.env = vcr_environ(VCR_REPORT="0")
         cls.env.__enter__()

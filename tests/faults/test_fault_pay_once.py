@@ -13,7 +13,7 @@ import anthropic
 import pytest
 
 import vcr_kit
-from tests.support.loopback_case import LoopbackTestCase, create
+from tests.support.helpers.loopback_case import LoopbackTestCase, create
 from vcr_kit import fixture
 
 pytestmark = pytest.mark.inprocess

@@ -17,8 +17,8 @@ import anthropic
 import pytest
 
 from tests.clients.test_proxy import ROOT, UNREACHABLE, ProxyTestCase, json_names, offline
-from tests.support.env import environ_without_vcr, run_captured, temp_dir
-from tests.support.sdk_scenarios import MODEL
+from tests.support.children.sdk_scenarios import MODEL
+from tests.support.helpers.env import environ_without_vcr, run_captured, temp_dir
 
 HELLO = [{"role": "user", "content": "Hello through the proxy"}]
 STORY = [{"role": "user", "content": "A story through the proxy"}]

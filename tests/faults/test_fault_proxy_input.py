@@ -23,12 +23,13 @@ from typing import Any
 
 import pytest
 
-from tests.support.env import entries, environ_without_vcr, patch_env, start_server, temp_dir
+from tests.support.helpers.env import entries, environ_without_vcr
+from tests.support.helpers.loopback_case import LoopbackTestCase
+from tests.support.helpers.paths import ROOT
 from vcr_kit._engine.request_body import BODY_TIMEOUT
 
 pytestmark = pytest.mark.child
 
-ROOT = Path(__file__).resolve().parents[2]
 #: Generous: a hang detector, not a timing test (today a stalled client holds serve
 #: for ten minutes).
 STOP_LIMIT = 15.0
@@ -68,12 +69,11 @@ class StallingUpstream:
         self.listener.close()
 
 
-class ServeTestCase(unittest.TestCase):
+class ServeTestCase(LoopbackTestCase):
+    temp_prefix = "vcr-proxy-input-"
+
     def setUp(self) -> None:
-        patch_env(self, VCR_REPORT="0")
-        self.tmp = temp_dir(self, prefix="vcr-proxy-input-")
-        self.fixtures = self.tmp / "fixtures"
-        self.server = start_server(self)
+        super().setUp()
         self.served, self.port = self.serve(self.server.url)
 
     def serve(self, upstream: str) -> tuple[subprocess.Popen[str], int]:

@@ -23,9 +23,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import vcr_kit
-from tests.support.env import entries
-from tests.support.examples import examples
-from tests.support.loopback_case import LoopbackTestCase, create
+from tests.support.helpers.env import entries
+from tests.support.helpers.examples import examples
+from tests.support.helpers.loopback_case import LoopbackTestCase, create
 from vcr_kit._core.config import AllowedSecrets, allowed_secrets
 from vcr_kit._core.credentials import credentials_in
 from vcr_kit._store.secret_shapes import Hit, find_hit

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.env import patch_env, temp_dir
+from tests.support.helpers.env import patch_env, temp_dir
 from vcr_kit import ConfigError, LockTimeoutError
 from vcr_kit._core.config import load_settings
 from vcr_kit._engine.policy import afetch, fetch

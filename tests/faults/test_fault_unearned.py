@@ -30,14 +30,14 @@ import anthropic
 import pytest
 
 import vcr_kit
-from tests.support.cli_support import cli
-from tests.support.env import environ_without_vcr, patch_env, run_captured
-from tests.support.loopback_case import LoopbackTestCase, create
-from tests.support.sdk_scenarios import MODEL, recording_key
+from tests.support.children.sdk_scenarios import MODEL, recording_key
+from tests.support.helpers.cli_support import cli
+from tests.support.helpers.env import environ_without_vcr, patch_env, run_captured
+from tests.support.helpers.loopback_case import LoopbackTestCase, create
+from tests.support.helpers.paths import ROOT
 from vcr_kit._core.httplib import sdk_library
 from vcr_kit._ledger import journal as _journal
 
-ROOT = Path(__file__).resolve().parents[2]
 AUTH = "a 401 (authentication failure) depends on the key, not on the request"
 CUT = "the stream was cut mid-event (event 4 is not JSON)"
 NEVER = "; such an answer is never stored (delete it and record again)"

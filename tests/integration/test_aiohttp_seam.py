@@ -13,13 +13,14 @@ import os
 import subprocess
 import sys
 import unittest
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 import vcr_kit
-from tests.support.env import patch_env, start_server, temp_dir
+from tests.support.helpers.env import patch_env
+from tests.support.helpers.loopback_case import LoopbackTestCase
+from tests.support.helpers.paths import ROOT
 
 if os.environ.get("VCR_CLOUDS_REQUIRED") == "1":  # the clients tox env: no skipping
     import aiohttp
@@ -28,7 +29,6 @@ else:
 
 MODEL = "claude-opus-4-7"
 KEY = "sk-ant-test-" + "a" * 32
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_case(case: type[unittest.TestCase]) -> unittest.TestResult:
@@ -72,11 +72,10 @@ async def through_a_plain_session(base_url: str, key: str) -> list[Any]:
 
 
 @pytest.mark.inprocess
-class AiohttpSeamTest(unittest.TestCase):
+class AiohttpSeamTest(LoopbackTestCase):
     def setUp(self) -> None:
-        patch_env(self, VCR_REPORT="0")
-        self.server = start_server(self)
-        self.fixtures = temp_dir(self)
+        super().setUp()
+        self.fixtures = self.tmp  # the fixtures go in the temp folder itself
 
     def _run(self, env: dict[str, str], scenario: Any, *args: Any) -> tuple[Any, list[str]]:
         fixtures = self.fixtures

@@ -19,8 +19,8 @@ from anthropic._models import construct_type
 from anthropic.types import Message
 
 import vcr_kit
-from tests.support.env import patch_env, start_server, temp_dir, user, vcr_environ
-from tests.support.sdk_scenarios import MODEL, WEATHER_TOOL, fixture_files, recording_key
+from tests.support.children.sdk_scenarios import MODEL, WEATHER_TOOL, fixture_files, recording_key
+from tests.support.helpers.env import patch_env, start_server, temp_dir, user, vcr_environ
 
 pytestmark = pytest.mark.inprocess
 

@@ -11,15 +11,14 @@ import os
 import re
 import sys
 import unittest
-from pathlib import Path
 
 import pytest
 
-from tests.support.env import XDIST_WORKER_VARS, offline_prefix, run_captured
+from tests.support.helpers.env import XDIST_WORKER_VARS, offline_prefix, run_captured
+from tests.support.helpers.paths import ROOT
 
 pytestmark = [pytest.mark.child, pytest.mark.matrix]
 
-ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures"
 # What the example suite does: agent (Rome) 2 calls, agent (Oslo) 2, stream twice,
 # count_tokens three times, one async call.

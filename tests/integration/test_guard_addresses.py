@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 import vcr_kit
-from tests.support.env import patch_env, start_server, temp_dir
+from tests.support.helpers.env import patch_env, start_server, temp_dir
 
 pytestmark = pytest.mark.inprocess
 

@@ -1,4 +1,4 @@
-"""Drive the real ``anthropic`` SDK against :mod:`tests.support.loopback_server`.
+"""Drive the real ``anthropic`` SDK against :mod:`tests.support.servers.loopback_server`.
 
 These tests prove the fake speaks the wire format well enough that the SDK parses
 its answers, retries its 529s and assembles its streams exactly as it would the
@@ -30,7 +30,8 @@ import pytest
 from anthropic import Stream
 from anthropic.types import Message, MessageParam, RawMessageStreamEvent, ToolParam
 
-from tests.support.loopback_server import LoopbackServer
+from tests.support.helpers.paths import ROOT
+from tests.support.servers.loopback_server import LoopbackServer
 
 #: 529's class (exported at the top level only since anthropic 1.0).
 OVERLOADED = anthropic._exceptions.OverloadedError
@@ -42,7 +43,7 @@ WEATHER_TOOL: ToolParam = {
     "description": "Current weather at a place.",
     "input_schema": {"type": "object", "properties": {"location": {"type": "string"}}},
 }
-SERVER_SCRIPT = Path(__file__).resolve().parents[1] / "support" / "loopback_server.py"
+SERVER_SCRIPT = ROOT / "tests" / "support" / "servers" / "loopback_server.py"
 
 
 def user(text: str) -> list[MessageParam]:

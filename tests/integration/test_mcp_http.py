@@ -1,7 +1,7 @@
 """``vcr_kit mcp --url URL``: a remote (Streamable HTTP) MCP server recorded once,
 replayed without it.
 
-The server is ``tests/support/mcp_http_server.py`` on loopback (the real wire format:
+The server is ``tests/support/servers/mcp_http_server.py`` on loopback (the real wire format:
 JSON answers, SSE streams with the server's own messages before the answer, session
 ids, a bearer token); the front is a real ``vcr_kit mcp`` process; the client is this
 test, speaking HTTP with ``http.client``. Replay runs offline (``unshare -n`` with
@@ -26,16 +26,16 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.support.env import environ_without_vcr, offline_prefix, temp_dir
-from tests.support.mcp_http_server import McpHttpServer
+from tests.support.helpers.env import environ_without_vcr, offline_prefix, temp_dir
+from tests.support.helpers.paths import ROOT
+from tests.support.servers.mcp_http_server import McpHttpServer
 
 pytestmark = pytest.mark.child
 
-ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "sk-ant-api03-" + "Q" * 80 + "-AAAAAAAA"
 MISSING = "Fixture missing: {}. Re-run the tests with VCR_RECORD=1, then commit the result."
 READY = "vcr_kit mcp on http://127.0.0.1:"
-DRIVER = ROOT / "tests" / "support" / "mcp_http_driver.py"
+DRIVER = ROOT / "tests" / "support" / "children" / "mcp_http_driver.py"
 
 INITIALIZE = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
               "params": {"protocolVersion": "2025-06-18", "capabilities": {},

@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from tests.support.env import patch_env, run_spawned, temp_dir
-from tests.support.helpers_fixture_worker import PARALLEL_INPUT, process_worker
+from tests.support.children.helpers_fixture_worker import PARALLEL_INPUT, process_worker
+from tests.support.helpers.env import patch_env, run_spawned, temp_dir
 from vcr_kit import fixture
 from vcr_kit._store.files import LOCK_FOLDER
 

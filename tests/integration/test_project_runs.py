@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.env import (
+from tests.support.helpers.env import (
     environ_without_vcr,
     offline_prefix,
     run_captured,

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.env import run_captured
-from tests.support.loopback_server import LoopbackServer
+from tests.support.helpers.env import run_captured
+from tests.support.servers.loopback_server import LoopbackServer
 
 pytestmark = pytest.mark.child
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import doctest
 import unittest
-from pathlib import Path
 
 import pytest
 
+from tests.support.helpers.paths import ROOT
+
 pytestmark = pytest.mark.inprocess
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = ROOT / "README.md"
 
 
 class ReadmeTest(unittest.TestCase):

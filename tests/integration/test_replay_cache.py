@@ -19,8 +19,8 @@ from unittest import mock
 
 import pytest
 
-from tests.support.env import patch_env, temp_dir, working_dir
-from tests.support.loopback_server import LoopbackServer
+from tests.support.helpers.env import patch_env, temp_dir, working_dir
+from tests.support.servers.loopback_server import LoopbackServer
 from vcr_kit import client
 from vcr_kit.errors import FixtureCorruptError, FixtureMissingError
 

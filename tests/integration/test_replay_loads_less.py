@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.env import environ_without_vcr, run_captured, temp_dir
+from tests.support.helpers.env import environ_without_vcr, run_captured, temp_dir
+from tests.support.helpers.paths import ROOT
 
 pytestmark = [pytest.mark.child, pytest.mark.matrix]
 
-ROOT = Path(__file__).resolve().parents[2]
 
 #: Modules a replaying test must not load.
 RECORDING_ONLY = ("filelock", "http.server", "vcr_kit._proxy.server", "vcr_kit._store.secrets",

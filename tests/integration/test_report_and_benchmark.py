@@ -6,15 +6,13 @@ import contextlib
 import io
 import sys
 import unittest
-from pathlib import Path
 
 import pytest
 
-from tests.support.env import environ_without_vcr, patch_env, run_captured, temp_dir
+from tests.support.helpers.env import environ_without_vcr, patch_env, run_captured, temp_dir
+from tests.support.helpers.paths import ROOT
 from vcr_kit._ledger import journal as _journal
 from vcr_kit._ledger import summary as _report
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.inprocess

@@ -21,18 +21,18 @@ from typing import Any, ClassVar
 
 import pytest
 
-from tests.support.env import environ_without_vcr, offline_prefix, run_captured, vcr_environ
-from tests.support.loopback_server import LoggedRequest, LoopbackServer
-from tests.support.sdk_scenarios import (
+from tests.support.children.sdk_scenarios import (
     PROMPTS,
     expected_view,
     fixture_files,
     recording_key,
     run_scenarios,
 )
+from tests.support.helpers.env import environ_without_vcr, offline_prefix, run_captured, vcr_environ
+from tests.support.helpers.paths import ROOT as REPO
+from tests.support.servers.loopback_server import LoggedRequest, LoopbackServer
 
-REPO = Path(__file__).resolve().parents[2]
-SCRIPT = REPO / "tests" / "support" / "sdk_scenarios.py"
+SCRIPT = REPO / "tests" / "support" / "children" / "sdk_scenarios.py"
 EXPECTED = REPO / "tests" / "support" / "expected"
 COMMITTED = REPO / "fixtures"
 SCRIPT_TIMEOUT = 120

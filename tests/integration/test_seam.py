@@ -17,7 +17,8 @@ import anthropic
 import pytest
 
 import vcr_kit
-from tests.support.env import patch_env, start_server, temp_dir
+from tests.support.helpers.env import patch_env
+from tests.support.helpers.loopback_case import LoopbackTestCase
 from vcr_kit._core.httplib import sdk_library
 from vcr_kit._ledger import journal as _journal
 from vcr_kit._seams import intercept as _intercept
@@ -85,11 +86,10 @@ class HostsTest(unittest.TestCase):
         )
 
 
-class SeamTestBase(unittest.TestCase):
+class SeamTestBase(LoopbackTestCase):
     def setUp(self) -> None:
-        patch_env(self, VCR_REPORT="0")
-        self.server = start_server(self)
-        self.fixtures = temp_dir(self)
+        super().setUp()
+        self.fixtures = self.tmp  # the fixtures go in the temp folder itself
 
 
 class WhatTheSeamTakesTest(SeamTestBase):

@@ -16,8 +16,14 @@ import anthropic
 import pytest
 
 import vcr_kit
-from tests.support.env import patch_env, start_server, temp_dir, user
-from tests.support.sdk_scenarios import MODEL, WEATHER_TOOL, fixture_files, recording_key, sent_key
+from tests.support.children.sdk_scenarios import (
+    MODEL,
+    WEATHER_TOOL,
+    fixture_files,
+    recording_key,
+    sent_key,
+)
+from tests.support.helpers.env import patch_env, start_server, temp_dir, user
 
 pytestmark = pytest.mark.inprocess
 

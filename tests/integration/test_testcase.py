@@ -16,7 +16,7 @@ import anthropic
 import pytest
 
 import vcr_kit
-from tests.support.env import patch_env, start_server, temp_dir
+from tests.support.helpers.loopback_case import LoopbackTestCase
 from vcr_kit._ledger.journal import Event
 from vcr_kit._seams import intercept as _intercept
 
@@ -55,11 +55,10 @@ def problems(result: unittest.TestResult) -> str:
     return "\n".join(text for _, text in [*result.errors, *result.failures])
 
 
-class MixinTestBase(unittest.TestCase):
+class MixinTestBase(LoopbackTestCase):
     def setUp(self) -> None:
-        patch_env(self, VCR_REPORT="0")
-        self.server = start_server(self)
-        self.fixtures = temp_dir(self)
+        super().setUp()
+        self.fixtures = self.tmp  # the fixtures go in the temp folder itself
 
     def messages_requests(self) -> int:
         return len(self.server.requests_to("/v1/messages"))

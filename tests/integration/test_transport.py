@@ -17,8 +17,14 @@ import anthropic
 import pytest
 
 import vcr_kit
-from tests.support.env import patch_env, reordered, run_spawned, start_server, temp_dir
-from tests.support.sdk_scenarios import MODEL, WEATHER_TOOL, fixture_files, recording_key, sent_key
+from tests.support.children.sdk_scenarios import (
+    MODEL,
+    WEATHER_TOOL,
+    fixture_files,
+    recording_key,
+    sent_key,
+)
+from tests.support.helpers.env import patch_env, reordered, run_spawned, start_server, temp_dir
 from vcr_kit._core.http_request import name_and_stored
 from vcr_kit._core.httplib import sdk_library
 from vcr_kit._engine.http_codec import rebuild_response, store_response

@@ -23,12 +23,12 @@ from typing import Any, ClassVar
 
 import pytest
 
+from tests.support.helpers.paths import ROOT
 from vcr_kit._cli._render import VIEWS
 from vcr_kit._core.kinds import KINDS
 from vcr_kit._engine.cassette import Recording
 from vcr_kit._engine.sdk_cassettes import MessageCassette, StreamingCassette, TokenCountCassette
 
-ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "vcr_kit"
 #: The modules that read (or set) environment variables, and why each may.
 ENVIRONMENT_READERS = {

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.support.cloud_server import frame as independent_frame
+from tests.support.servers.cloud_server import frame as independent_frame
 from vcr_kit._core.aws_eventstream import decode_frames, encode_frame, encode_frames
 from vcr_kit._engine.http_codec import parse_frames, render_frames
 

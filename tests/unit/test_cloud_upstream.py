@@ -14,13 +14,13 @@ import unittest
 
 import pytest
 
-from tests.support.cloud_server import (
+from tests.support.helpers.env import installed, patch_env, temp_dir
+from tests.support.servers.cloud_server import (
     FOUNDRY_KEY,
     GOOGLE_TOKEN,
     CloudServer,
     google_credentials_file,
 )
-from tests.support.env import installed, patch_env, temp_dir
 from vcr_kit._core.credentials import REPLAY_API_KEY
 from vcr_kit._proxy.cloud_upstream import CloudUpstreams
 from vcr_kit.errors import ConfigError

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.env import environ_without_vcr, patch_env, temp_dir, working_dir
+from tests.support.helpers.env import environ_without_vcr, patch_env, temp_dir, working_dir
 from vcr_kit import ConfigError, Mode
 from vcr_kit._core.config import activated, is_active, load_settings, project_root
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.env import temp_dir
+from tests.support.helpers.env import temp_dir
 from vcr_kit import dehydrate
 from vcr_kit._core import config, ids
 from vcr_kit._core.faults import parse_spec

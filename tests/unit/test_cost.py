@@ -13,8 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import vcr_kit
-from tests.support.env import patch_env, temp_dir
-from tests.support.loopback_server import LoopbackServer
+from tests.support.helpers.env import patch_env, temp_dir
+from tests.support.servers.loopback_server import LoopbackServer
 from vcr_kit._ledger import cost as _cost
 from vcr_kit._ledger import prices as _prices
 

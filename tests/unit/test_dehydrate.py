@@ -19,8 +19,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from tests.support.env import patch_env, working_dir
-from tests.support.examples import examples
+from tests.support.helpers.env import patch_env, working_dir
+from tests.support.helpers.examples import examples
 from vcr_kit import dehydrate as dh
 from vcr_kit._core.config import load_settings
 from vcr_kit.dehydrate import (

@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.support.env import patch_env
-from tests.support.examples import examples
+from tests.support.helpers.env import patch_env
+from tests.support.helpers.examples import examples
 from vcr_kit.dehydrate import (
     DEFAULT_RULES,
     PathRule,

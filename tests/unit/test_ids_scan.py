@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.support.examples import examples
+from tests.support.helpers.examples import examples
 from vcr_kit._core import ids as _ids
 
 pytestmark = pytest.mark.inprocess

@@ -5,16 +5,15 @@ from __future__ import annotations
 import subprocess
 import sys
 import unittest
-from pathlib import Path
 from typing import ClassVar
 
 import pytest
 
-from tests.support.env import environ_without_vcr, temp_dir
+from tests.support.helpers.env import environ_without_vcr, temp_dir
+from tests.support.helpers.paths import ROOT
 
 pytestmark = [pytest.mark.child, pytest.mark.matrix]
 
-ROOT = Path(__file__).resolve().parents[2]
 
 PURE = """
 import sys

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.support.examples import examples
+from tests.support.helpers.examples import examples
 from vcr_kit._core import json_pieces
 from vcr_kit._core.json_pieces import Unusual, write_json
 from vcr_kit._store.files import serialize_document

@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 import anthropic
 import pytest
 
-from tests.support.env import patch_env, temp_dir
+from tests.support.helpers.env import patch_env, temp_dir
 from vcr_kit._core.httplib import sdk_library
 from vcr_kit._integrations.testcase import vcr_session
 from vcr_kit._seams import lazytls as _lazytls

@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from tests.support.env import temp_dir
+from tests.support.helpers.env import temp_dir
 from vcr_kit._seams.patches import PATCHES, Patch, Patches, patch
 
 pytestmark = pytest.mark.inprocess

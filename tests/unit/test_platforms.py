@@ -6,7 +6,7 @@ import unittest
 
 import pytest
 
-from tests.support.env import patch_env
+from tests.support.helpers.env import patch_env
 from vcr_kit._core.platforms import platform_of, platform_of_host
 from vcr_kit._ledger.prices import base_model_id
 from vcr_kit._seams.hosts import anthropic_hosts, cloud_platform

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.support.env import temp_dir
-from tests.support.examples import examples
+from tests.support.helpers.env import temp_dir
+from tests.support.helpers.examples import examples
 from vcr_kit._integrations.run_scope import Scope, judge_pytest_args, judge_unittest_argv
 from vcr_kit._ledger.run_records import Record, judge
 

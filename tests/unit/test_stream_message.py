@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, reject, settings
 from hypothesis import strategies as st
 
-from tests.support.real_streams import fixture_streams, shared_streams
+from tests.support.helpers.real_streams import fixture_streams, shared_streams
 from vcr_kit._core.stream_message import apply_message_delta, assemble_message, start_snapshot
 
 pytestmark = pytest.mark.inprocess

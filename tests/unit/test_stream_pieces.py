@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.support.env import patch_env, temp_dir, working_dir
-from tests.support.examples import examples
+from tests.support.helpers.env import patch_env, temp_dir, working_dir
+from tests.support.helpers.examples import examples
 from vcr_kit._core.httplib import sdk_library
 from vcr_kit._engine.http_codec import parse_sse, rebuild_response, render_sse, store_response
 from vcr_kit._engine.stream_pieces import PIECES, join_pieces, split_pieces

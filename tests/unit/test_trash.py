@@ -6,7 +6,7 @@ import unittest
 
 import pytest
 
-from tests.support.env import temp_dir
+from tests.support.helpers.env import temp_dir
 from vcr_kit._store import trash
 
 pytestmark = pytest.mark.inprocess

@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import vcr_kit
-from tests.support.env import vcr_environ
-from tests.support.examples import examples
+from tests.support.helpers.env import vcr_environ
+from tests.support.helpers.examples import examples
 from vcr_kit._core.schema import misnamed, nested_deeper_than, stored_name
 
 pytestmark = pytest.mark.inprocess

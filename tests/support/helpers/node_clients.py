@@ -15,6 +15,8 @@ from pathlib import Path
 
 from filelock import FileLock
 
+from tests.support.helpers.paths import ROOT
+
 __all__ = [
     "NPM_DIR",
     "NPM_PACKAGES",
@@ -25,7 +27,6 @@ __all__ = [
     "require_node_clients",
 ]
 
-ROOT = Path(__file__).resolve().parents[2]
 NPM_DIR = ROOT / ".tox" / "npm-clients"
 NPM_PACKAGES = ("@anthropic-ai/claude-code", "@anthropic-ai/sdk")
 NEWEST_DIR = ROOT / ".tox" / "npm-claude-code-newest"

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.support.env import environ_without_vcr, run_captured
+from tests.support.helpers.env import environ_without_vcr, run_captured
 from vcr_kit._cli import main
 
 KEY = "sk-ant-test-" + "k" * 32

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.support.examples import examples
+from tests.support.helpers.examples import examples
 from vcr_kit._store import secret_shapes
 from vcr_kit._store.secret_shapes import SHAPES, Hit, find_hit
 

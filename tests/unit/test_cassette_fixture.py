@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.env import (
+from tests.support.helpers.env import (
     entries,
     environ_without_vcr,
     patch_env,

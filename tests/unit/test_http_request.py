@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.support.examples import examples
+from tests.support.helpers.examples import examples
 from vcr_kit._core import canonical_json as fastjson
 from vcr_kit._core.canonical_json import holds_huge_float
 from vcr_kit._core.fixture_names import canonical_json

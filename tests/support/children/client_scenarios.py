@@ -1,7 +1,7 @@
 """Code that calls Claude its own way, each run inside a real ``VCRTestCase`` test.
 
-Run as a script: ``python tests/support/client_scenarios.py NAME --fixtures DIR``. It runs the
-scenario NAME inside a ``VCRTestCase`` whose fixtures live in DIR and prints one JSON
+Run as a script: ``python tests/support/children/client_scenarios.py NAME --fixtures DIR``.
+It runs the scenario NAME inside a ``VCRTestCase`` whose fixtures live in DIR and prints one JSON
 object: what the code observed (``value``) and what the test's journal noted
 (``journal``). ``tests/clients/test_every_client.py`` records each scenario against the
 loopback server, then replays it in a process with no network, no key and no

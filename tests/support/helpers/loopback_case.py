@@ -9,8 +9,8 @@ from __future__ import annotations
 import unittest
 from typing import Any
 
-from tests.support.env import patch_env, start_server, temp_dir
-from tests.support.sdk_scenarios import MODEL, recording_key
+from tests.support.children.sdk_scenarios import MODEL, recording_key
+from tests.support.helpers.env import patch_env, start_server, temp_dir
 
 
 def create(client: Any, text: str) -> Any:
@@ -21,8 +21,13 @@ def create(client: Any, text: str) -> Any:
 
 
 class LoopbackTestCase(unittest.TestCase):
+    #: The prefix of the test's temp folder's name (``tempfile``'s own when None): a
+    #: subclass may name its folders, to tell them apart in a failure's paths.
+    temp_prefix: str | None = None
+
     def setUp(self) -> None:
         patch_env(self, VCR_REPORT="0")
         self.server = start_server(self)
-        self.fixtures = temp_dir(self) / "fixtures"
+        self.tmp = temp_dir(self, prefix=self.temp_prefix)
+        self.fixtures = self.tmp / "fixtures"
         self.key = recording_key()

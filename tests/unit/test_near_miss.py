@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import vcr_kit
-from tests.support.env import patch_env, temp_dir
+from tests.support.helpers.env import patch_env, temp_dir
 
 pytestmark = pytest.mark.inprocess
 

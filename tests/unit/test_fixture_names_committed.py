@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 import unittest
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.support.helpers.paths import ROOT
 from vcr_kit._core import ids as _ids
 from vcr_kit._core.fixture_names import http_name
 from vcr_kit._core.http_request import name_and_stored
@@ -18,7 +18,6 @@ from vcr_kit.dehydrate import hydrate_json
 
 pytestmark = pytest.mark.inprocess
 
-ROOT = Path(__file__).resolve().parents[2]
 HTTP_FIXTURES = sorted(
     path
     for path in (ROOT / "fixtures").rglob("*.json")

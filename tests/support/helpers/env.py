@@ -5,11 +5,12 @@ shell or CI exports, so one list of variables and one way to clear them live her
 rather than a copy per module that drifts.
 
 Kept light on purpose: the standard library and ``vcr_kit._store.files`` only (which does
-not import the Anthropic SDK; ``start_server`` loads ``tests/support/loopback_server.py`` when
-called). Nothing here may import ``anthropic`` at module level, so that any test
-module, and any process it spawns, can import this one cheaply.
-``tests/support/sdk_scenarios.py`` and ``tests/support/helpers_fixture_worker.py`` do not import it:
-they also run as scripts, where ``tests`` is not importable.
+not import the Anthropic SDK; ``start_server`` loads
+``tests/support/servers/loopback_server.py`` when called). Nothing here may import
+``anthropic`` at module level, so that any test module, and any process it spawns, can
+import this one cheaply. ``tests/support/children/sdk_scenarios.py`` and
+``tests/support/children/helpers_fixture_worker.py`` do not import it: they also run as
+scripts, where ``tests`` is not importable.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from unittest import mock
 from vcr_kit._store.files import LOCK_FOLDER
 
 if TYPE_CHECKING:
-    from tests.support.loopback_server import LoopbackServer
+    from tests.support.servers.loopback_server import LoopbackServer
 
 __all__ = [
     "VCR_ENV_VARS",
@@ -200,9 +201,9 @@ def run_captured(
 
 
 def start_server(test: unittest.TestCase) -> LoopbackServer:
-    """A started loopback server (``tests/support/loopback_server.py``), stopped on the test's
-    cleanup. Imported on call, so that modules without a server do not load it."""
-    from tests.support.loopback_server import LoopbackServer
+    """A started loopback server (``tests/support/servers/loopback_server.py``), stopped on
+    the test's cleanup. Imported on call, so that modules without a server do not load it."""
+    from tests.support.servers.loopback_server import LoopbackServer
 
     server = LoopbackServer().start()
     test.addCleanup(server.stop)

@@ -16,7 +16,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.helpers.paths import ROOT
+
 REAL_ANSWERS = ROOT.parent / "shared" / "real_answers" / "cassettes"
 _LITERAL = re.compile(r"^( *)string: \|[+-]?$")
 

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from tests.support.loopback_server import message_for, stream_events_for
+from tests.support.servers.loopback_server import message_for, stream_events_for
 
 __all__ = [
     "AWS_KEY_ID",

@@ -6,7 +6,6 @@ import json
 import subprocess
 import sys
 import unittest
-from pathlib import Path
 from typing import Any
 from unittest import mock
 
@@ -14,14 +13,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.support.env import environ_without_vcr
-from tests.support.examples import examples
-from tests.unit.test_committed_keys import HTTP_FIXTURES, rebuilt_request
+from tests.support.helpers.env import environ_without_vcr
+from tests.support.helpers.examples import examples
+from tests.support.helpers.paths import ROOT
+from tests.unit.test_fixture_names_committed import HTTP_FIXTURES, rebuilt_request
 from vcr_kit._core import canonical_json as _fastjson
 from vcr_kit._core import ids as _ids
 from vcr_kit._core.http_request import name_and_stored
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def stdlib(value: Any) -> bytes:

@@ -19,8 +19,8 @@ from anthropic.types import Message, TextBlock, Usage
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.support.env import patch_env, reordered, working_dir
-from tests.support.examples import examples
+from tests.support.helpers.env import patch_env, reordered, working_dir
+from tests.support.helpers.examples import examples
 from vcr_kit import ConfigError
 from vcr_kit._core.fixture_names import (
     MAX_NAME_LENGTH,

@@ -28,7 +28,7 @@ import threading
 import warnings
 from typing import Any
 
-from tests.support.helpers_fixture_worker import vcr_kit_module
+from tests.support.children.helpers_fixture_worker import vcr_kit_module
 
 STOPPED = "stopped"
 #: Small to about 1 MB: the large ones keep a write in flight long enough for many

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.env import temp_dir
+from tests.support.helpers.env import temp_dir
 from vcr_kit._store.cache import MAX_CACHED_BYTES, MAX_CACHED_FILES, cached_fixture
 
 pytestmark = pytest.mark.inprocess

@@ -7,7 +7,7 @@ the waits the SDK logged) with what the journal and the plan counted. The mode
 comes from the environment: record against the loopback server, then replay with
 no network (``unshare -n``)::
 
-    python tests/support/fault_scenarios.py --fixtures DIR --out FILE [--base-url URL]
+    python tests/support/children/fault_scenarios.py --fixtures DIR --out FILE [--base-url URL]
 
 Kept free of ``tests`` imports: it runs as a script.
 """

@@ -19,13 +19,15 @@ The mode comes from the environment (``VCR_MODE``, ``CI``, ...), the key from
 ``ANTHROPIC_API_KEY``. As a script, for a subprocess (``unshare -n`` for an
 offline replay)::
 
-    python tests/support/sdk_scenarios.py --style client --fixtures DIR [--base-url URL] --out FILE
+    python tests/support/children/sdk_scenarios.py --style client --fixtures DIR \\
+        [--base-url URL] --out FILE
 
 To re-record the committed fixtures (from the repository root)::
 
     rm -rf fixtures/sdk_client && VCR_MODE=record ANTHROPIC_API_KEY=sk-ant-test-... \\
-        python tests/support/sdk_scenarios.py --style client --fixtures fixtures/sdk_client \\
-        --loopback --expected-out tests/support/expected/sdk_client.json
+        python tests/support/children/sdk_scenarios.py --style client \\
+        --fixtures fixtures/sdk_client --loopback \\
+        --expected-out tests/support/expected/sdk_client.json
 """
 
 from __future__ import annotations
@@ -526,7 +528,7 @@ def main(argv: list[str] | None = None) -> int:
     where.add_argument(
         "--loopback",
         action="store_true",
-        help="serve tests/support/loopback_server.py in this process",
+        help="serve tests/support/servers/loopback_server.py in this process",
     )
     parser.add_argument("--out", metavar="FILE", help="write the whole result here")
     parser.add_argument("--expected-out", metavar="FILE", help="write expected_view() here")
@@ -536,8 +538,8 @@ def main(argv: list[str] | None = None) -> int:
         return run_scenarios(args.style, base_url, args.fixtures)
 
     if args.loopback:
-        sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-        from tests.support.loopback_server import LoopbackServer
+        sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+        from tests.support.servers.loopback_server import LoopbackServer
 
         with LoopbackServer() as server:
             result = run(server.url)

@@ -54,7 +54,7 @@ revoked or mistyped key does.
 Claude Code wraps context in ``<system-reminder>`` text blocks and appends
 ``system``-role messages; the answer ignores both, as it would a real user's.
 
-Run as a script (``python tests/support/loopback_server.py [--log FILE]``)
+Run as a script (``python tests/support/servers/loopback_server.py [--log FILE]``)
 it serves in the foreground and prints ``LISTENING <url>`` once ready.
 """
 
@@ -438,7 +438,7 @@ def _drifted_events(events: Iterator[_SSE], drifts: set[str]) -> Iterator[_SSE]:
 
 def message_for(body: JSONObject) -> JSONObject:
     """The message this server answers ``body`` with (fresh ids): for the servers of the
-    cloud platforms' wire formats (``tests/support/cloud_server.py``)."""
+    cloud platforms' wire formats (``tests/support/servers/cloud_server.py``)."""
     return _message_json(body, _decide_reply(body))
 
 

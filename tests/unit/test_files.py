@@ -1,6 +1,6 @@
 """``vcr_kit._store.files``: the fixture file format, reading, atomic writes, locks, secrets.
 
-These drive the store's functions directly; ``test_fixture.py`` drives the same
+These drive the store's functions directly; ``test_cassette_fixture.py`` drives the same
 guarantees through the public ``fixture()``.
 """
 
@@ -19,7 +19,7 @@ from unittest import mock
 
 import pytest
 
-from tests.support.env import entries, patch_env, temp_dir, working_dir
+from tests.support.helpers.env import entries, patch_env, temp_dir, working_dir
 from vcr_kit import (
     ConfigError,
     FixtureCorruptError,

@@ -1,7 +1,7 @@
 """Claude Code on a cloud platform (Bedrock, Vertex AI, Foundry) through ``vcr_kit run``:
 the setup the platforms' tests share.
 
-Each records against the loopback cloud server (``tests/support/cloud_server.py``,
+Each records against the loopback cloud server (``tests/support/servers/cloud_server.py``,
 which refuses a request without the platform's test credential) with only that
 platform's credentials on the machine, then replays under ``unshare -n`` with none,
 no base URL and ``CI=true``. Runs in the clients tox env
@@ -17,13 +17,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
-from tests.support.cloud_server import CloudServer
-from tests.support.env import environ_without_vcr, installed, offline, run_captured, temp_dir
-from tests.support.node_clients import claude_command, require_node_clients
+from tests.support.helpers.env import (
+    environ_without_vcr,
+    installed,
+    offline,
+    run_captured,
+    temp_dir,
+)
+from tests.support.helpers.node_clients import claude_command, require_node_clients
+from tests.support.helpers.paths import ROOT
+from tests.support.servers.cloud_server import CloudServer
 
 __all__ = ["ClaudeCodeOnCloudCase", "Cloud"]
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """One conversation through each of the SDK's cloud clients, inside a vcr_kit session.
 
-``python tests/support/cloud_scenarios.py PLATFORM FIXTURES_DIR`` builds the platform's
+``python tests/support/children/cloud_scenarios.py PLATFORM FIXTURES_DIR`` builds the platform's
 sync and async clients (inside the session, as code under test would), asks each
 for one plain and one streamed answer, and prints JSON: the answers, the journal's
 events and costs. Credentials come from the environment the caller gives it (the
@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
 #: platform -> (model id as the platform spells it, path prefix its base URL keeps)
 MODELS = {

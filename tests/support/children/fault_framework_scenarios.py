@@ -6,7 +6,8 @@ is in an outage (``overloaded*always@model:...``), the fallback model answers.
 Run as a script (record with the loopback server up, then replay under
 ``unshare -n``)::
 
-    python tests/support/fault_framework_scenarios.py --fixtures DIR --out FILE [--base-url URL]
+    python tests/support/children/fault_framework_scenarios.py --fixtures DIR --out FILE \\
+        [--base-url URL]
 
 Kept free of ``tests`` imports: it runs as a script.
 """

@@ -1,6 +1,6 @@
 """litellm's sync, async and streamed calls to Anthropic, inside a vcr_kit session.
 
-``python tests/support/litellm_scenario.py BASE_URL FIXTURES_DIR`` imports litellm
+``python tests/support/children/litellm_scenario.py BASE_URL FIXTURES_DIR`` imports litellm
 inside the session (so ``httpx``, which litellm sends its sync calls with, is first
 imported while the test runs, and its async calls go through aiohttp), and prints
 JSON: the answers and the journal's events. A script, so a replay can run under
@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
 
 def main(base_url: str, fixtures: str) -> None:
