@@ -371,9 +371,6 @@ class KindRegistryTest(unittest.TestCase):
         self.assertEqual(set(VIEWS), set(KINDS))
 
 
-if __name__ == "__main__":
-    unittest.main()
-
 
 
 def assigned_module_names(source: str) -> set[str]:
@@ -429,3 +426,7 @@ class StateTest(unittest.TestCase):
         )
         changed = set(mutated_module_names(source)) & assigned_module_names(source)
         self.assertEqual(changed, {"a", "b", "c", "d", "e"})
+
+
+if __name__ == "__main__":
+    unittest.main()
