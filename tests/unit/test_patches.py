@@ -302,6 +302,41 @@ def importable(test: unittest.TestCase, *names: str) -> Iterator[None]:
             sys.modules.pop(name, None)
 
 
+def wrapper_of(function: Callable[[], int], label: str) -> Callable[[], str]:
+    return lambda: f"{label}: {function()}"
+
+
+def other_wrapper_of(function: Callable[[], int], label: str) -> Callable[[], str]:
+    return wrapper_of(function, label)
+
+
+def one() -> int:
+    return 1
+
+
+def two() -> int:
+    return 2
+
+
+class MadeOnceTest(unittest.TestCase):
+    """``made_once``: the seams' wrappers are made once per what they wrap (the race of
+    threads making one: ``ThreadsTest``)."""
+
+    def test_the_same_arguments_give_the_same_object(self) -> None:
+        made_once = Patches().made_once
+        first = made_once(wrapper_of, one, "a")
+        self.assertIs(made_once(wrapper_of, one, "a"), first)
+        self.assertEqual(first(), "a: 1")
+
+    def test_other_arguments_or_another_maker_give_another(self) -> None:
+        made_once = Patches().made_once
+        made = made_once(wrapper_of, one, "b")
+        self.assertIsNot(made_once(wrapper_of, two, "b"), made)
+        self.assertIsNot(made_once(wrapper_of, one, "c"), made)
+        self.assertIsNot(made_once(other_wrapper_of, one, "b"), made)
+        self.assertEqual(made_once(wrapper_of, two, "b")(), "b: 2")
+
+
 class WhenImportedTest(unittest.TestCase):
     def setUp(self) -> None:
         self.patches = Patches()
