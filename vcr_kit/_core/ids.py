@@ -60,6 +60,8 @@ TOOL_PREFIXES: Final = ("toolu", "srvtoolu", "mcptoolu")
 _OTHERS = "|".join(ID_PREFIXES)
 _TOOLS = "|".join(TOOL_PREFIXES)
 _TOOL_ID = re.compile(rf"(?:{_TOOLS})_[A-Za-z0-9_-]+")
+#: A tool id vcr_kit made (``stable_tool_ids``): the form a fixture stores.
+_TOOL_STAND_IN = re.compile(rf"(?:{_TOOLS})_vcr[0-9a-f]{{21}}")
 # The API's ids are 20-odd characters after the prefix; a shorter "file_name" in an
 # answer's text is text, and is left alone.
 _OTHER_ID = re.compile(rf"(?:{_OTHERS})_[A-Za-z0-9]{{16,}}")
@@ -135,18 +137,42 @@ def _fresh(stored_id: str) -> str:
 
 def stable_tool_ids(seed: str) -> Callable[[str], str]:
     """The tool id mapping of ``stabilizer``: the n-th distinct id seen becomes an id
-    derived from ``seed`` and n. A proxy that forwards a stream while it records applies
-    it event by event, so its client quotes the ids that the fixture will hold."""
+    derived from ``seed`` and n, unless it already has a stand-in (``_stand_in_of``).
+    A proxy that forwards a stream while it records applies it event by event, so its
+    client quotes the ids that the fixture will hold."""
     tools: dict[str, str] = {}
 
     def tool_id(live: str) -> str:
         if live not in tools:
             prefix = live.split("_", 1)[0]
+            # Counted either way: an answer's other ids keep the names they had before
+            # ids were linked across answers (a re-record changes only the linked one).
             digest = hashlib.sha1(f"{seed}:{len(tools)}".encode(), usedforsecurity=False)
-            tools[live] = f"{prefix}_vcr{digest.hexdigest()[:21]}"
+            tools[live] = _stand_in_of(live) or f"{prefix}_vcr{digest.hexdigest()[:21]}"
         return tools[live]
 
     return tool_id
+
+
+def _stand_in_of(tool_id: str) -> str | None:
+    """The stand-in a tool id already has, if an earlier answer gave it one.
+
+    The API repeats ids across answers: a server tool call that ends one answer
+    (``pause_turn``) has its result open the next, under the same ``tool_use_id``.
+    The next request quoted the stand-in and went out with the live id it stands for
+    (``live_ids_in``), so the live id is known here; a stand-in itself comes back when
+    the history was replayed (or quoted by an SDK cassette's caller) and stays as it is.
+    Either way the link the API made survives in the file, so in replay too."""
+    if _TOOL_STAND_IN.fullmatch(tool_id):
+        return tool_id
+    if not IDS.has_live_ids:
+        return None
+    with IDS.lock:
+        known = IDS.token_of_given.get(tool_id)
+    # A tool id's token is its stand-in (``_token``), of the same kind as the live id.
+    if known is not None and known.startswith(tool_id.split("_", 1)[0] + "_vcr"):
+        return known
+    return None
 
 
 def replace_tool_ids(value: Any, tool_id: Callable[[str], str]) -> Any:
