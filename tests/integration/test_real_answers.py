@@ -15,7 +15,6 @@ receive the request as recorded (vcr_kit sends the live ids its stand-ins stand 
 
 from __future__ import annotations
 
-import re
 import tempfile
 import unittest
 from pathlib import Path
@@ -25,77 +24,14 @@ import anthropic
 import pytest
 
 import vcr_kit
-from tests.support.helpers.real_answers import AnswerServer, Call, conversations, left_out
+from tests.support.helpers.id_renaming import Renaming
+from tests.support.helpers.real_answers import AnswerServer, Call, conversations, left_out, parsed
 from vcr_kit._core import ids as _ids
 from vcr_kit._core.httplib import sdk_library
 
 pytestmark = pytest.mark.inprocess
 
-#: A value that may differ between the plain answer and vcr_kit's: an id the API made.
-_ID = re.compile(r"(?:msg|toolu|srvtoolu|mcptoolu|msgbatch|file|container|cntr)_[\w-]+")
 _KEY = "not-a-real-key"
-
-
-class Renaming:
-    """One consistent renaming of ids (plain id -> the id vcr_kit's caller got)."""
-
-    def __init__(self) -> None:
-        self.forward: dict[str, str] = {}
-        self.backward: dict[str, str] = {}
-
-    def request(self, value: Any) -> Any:
-        """``value`` (a recorded request) quoting the ids this caller was given."""
-        if isinstance(value, dict):
-            return {k: self.request(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [self.request(v) for v in value]
-        if isinstance(value, str):
-            return self.forward.get(value, value)
-        return value
-
-    def differences(self, plain: Any, got: Any, where: str = "") -> list[str]:
-        """Where ``got`` is not ``plain`` renamed consistently with what came before."""
-        if isinstance(plain, dict) and isinstance(got, dict):
-            if plain.keys() != got.keys():
-                return [f"{where}: keys {sorted(plain)} != {sorted(got)}"]
-            return [d for k in plain for d in self.differences(plain[k], got[k], f"{where}.{k}")]
-        if isinstance(plain, list) and isinstance(got, list):
-            if len(plain) != len(got):
-                return [f"{where}: {len(plain)} items != {len(got)}"]
-            return [
-                d for n, (p, g) in enumerate(zip(plain, got)) for d in self.differences(p, g, f"{where}[{n}]")
-            ]
-        if isinstance(plain, str) and isinstance(got, str) and _ID.fullmatch(plain) and _ID.fullmatch(got):
-            had, back = self.forward.setdefault(plain, got), self.backward.setdefault(got, plain)
-            if had != got:
-                return [f"{where}: {plain} became {got}, earlier {had}"]
-            if back != plain:
-                return [f"{where}: {got} stands for {plain}, earlier for {back}"]
-            return []
-        return [] if plain == got and type(plain) is type(got) else [f"{where}: {plain!r} != {got!r}"]
-
-
-def parsed(client: anthropic.Anthropic, call: Call, body: Any) -> Any:
-    """What the SDK parses of ``call``'s answer: the message, the token count, the
-    stream's events, and the error it raises (as ``{"error": ...}``)."""
-    beta = call.beta
-    if call.counts_tokens:
-        cast: Any = anthropic.types.beta.BetaMessageTokensCount if beta else anthropic.types.MessageTokensCount
-    else:
-        cast = anthropic.types.beta.BetaMessage if beta else anthropic.types.Message
-    event = anthropic.types.beta.BetaRawMessageStreamEvent if beta else anthropic.types.RawMessageStreamEvent
-    options: Any = {"headers": call.headers}
-    got: list[Any] = []
-    try:
-        if not call.streamed:
-            return client.post(call.path, cast_to=cast, body=body, options=options).model_dump(mode="json")
-        stream = client.post(
-            call.path, cast_to=cast, body=body, options=options, stream=True, stream_cls=anthropic.Stream[event]
-        )
-        got.extend(e.model_dump(mode="json") for e in stream)
-        return got
-    except anthropic.APIStatusError as error:
-        return [*got, {"error": type(error).__name__, "status": error.status_code, "body": error.body}]
 
 
 class RealAnswersTest(unittest.TestCase):
@@ -113,7 +49,9 @@ class RealAnswersTest(unittest.TestCase):
         cls.live = sdk_library().HTTPTransport()
         cls.addClassCleanup(cls.live.close)
         cls.plain = anthropic.Anthropic(
-            base_url=cls.server.url, api_key=_KEY, max_retries=0,
+            base_url=cls.server.url,
+            api_key=_KEY,
+            max_retries=0,
             http_client=anthropic.DefaultHttpxClient(transport=cls.live),
         )
 
@@ -127,7 +65,9 @@ class RealAnswersTest(unittest.TestCase):
     def client(self, mode: str, folder: Path) -> anthropic.Anthropic:
         transport = vcr_kit.VCRTransport(mode=mode, fixtures_dir=folder, live=self.live)
         return anthropic.Anthropic(
-            base_url=self.server.url, api_key=_KEY, max_retries=0,
+            base_url=self.server.url,
+            api_key=_KEY,
+            max_retries=0,
             http_client=anthropic.DefaultHttpxClient(transport=transport),
         )
 
@@ -143,7 +83,7 @@ class RealAnswersTest(unittest.TestCase):
         for mode in ("record", "replay"):
             _ids.forget()  # replay as a fresh process would: no live id known
             renaming, client = Renaming(), self.client(mode, folder)
-            for call, expected in zip(calls, plain):
+            for call, expected in zip(calls, plain, strict=True):
                 self.server.call = call if mode == "record" else None
                 self.server.received = None
                 try:
@@ -164,7 +104,9 @@ class RealAnswersTest(unittest.TestCase):
         self.assertEqual(total, 213, "the Messages API calls in the cassettes")
         self.assertEqual(len(left_out()), 15, left_out())  # other APIs, the Files API
         if found:
-            self.fail(f"{len(found)} of {2 * total} record and replay runs differ:\n" + "\n".join(found))
+            self.fail(
+                f"{len(found)} of {2 * total} record and replay runs differ:\n" + "\n".join(found)
+            )
 
 
 if __name__ == "__main__":

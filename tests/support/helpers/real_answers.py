@@ -20,9 +20,11 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import urlsplit
 
+import anthropic
+
 from tests.support.helpers.real_streams import REAL_ANSWERS
 
-__all__ = ["AnswerServer", "Call", "conversations", "left_out"]
+__all__ = ["AnswerServer", "Call", "conversations", "left_out", "parsed"]
 
 #: The endpoints the anthropic SDK's Messages client reaches; the other calls in the
 #: cassettes go to other APIs (OpenAI, Gemini, Bedrock, a file download) or the Files
@@ -86,7 +88,7 @@ def _read_all() -> tuple[tuple[str, tuple[Call, ...], tuple[str, ...]], ...]:
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     found = []
     for path in sorted(REAL_ANSWERS.glob("*.yaml")):
-        doc = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)  # noqa: S506 - safe
+        doc = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
         calls: list[Call] = []
         skipped: list[str] = []
         for number, interaction in enumerate(doc["interactions"]):
@@ -115,7 +117,9 @@ def _call(cassette: str, number: int, interaction: dict[str, Any]) -> Call | Non
     if "parsed_body" in response:
         answer = json.dumps(response["parsed_body"]).encode()
     else:
-        text = response["body"]["string"] if isinstance(response["body"], dict) else response["body"]
+        text = (
+            response["body"]["string"] if isinstance(response["body"], dict) else response["body"]
+        )
         answer = text if isinstance(text, bytes) else text.encode()
     return Call(
         cassette=cassette,
@@ -127,6 +131,47 @@ def _call(cassette: str, number: int, interaction: dict[str, Any]) -> Call | Non
         content_type=content_type,
         answer=answer,
     )
+
+
+def parsed(client: anthropic.Anthropic, call: Call, body: Any) -> Any:
+    """What the SDK parses of ``call``'s answer: the message, the token count, the
+    stream's events, and the error it raises (as ``{"error": ...}``)."""
+    beta = call.beta
+    if call.counts_tokens:
+        cast: Any = (
+            anthropic.types.beta.BetaMessageTokensCount
+            if beta
+            else anthropic.types.MessageTokensCount
+        )
+    else:
+        cast = anthropic.types.beta.BetaMessage if beta else anthropic.types.Message
+    event = (
+        anthropic.types.beta.BetaRawMessageStreamEvent
+        if beta
+        else anthropic.types.RawMessageStreamEvent
+    )
+    options: Any = {"headers": call.headers}
+    got: list[Any] = []
+    try:
+        if not call.streamed:
+            return client.post(call.path, cast_to=cast, body=body, options=options).model_dump(
+                mode="json"
+            )
+        stream = client.post(
+            call.path,
+            cast_to=cast,
+            body=body,
+            options=options,
+            stream=True,
+            stream_cls=anthropic.Stream[event],
+        )
+        got.extend(e.model_dump(mode="json") for e in stream)
+        return got
+    except anthropic.APIStatusError as error:
+        return [
+            *got,
+            {"error": type(error).__name__, "status": error.status_code, "body": error.body},
+        ]
 
 
 class AnswerServer:
@@ -146,7 +191,10 @@ class AnswerServer:
         return self
 
     def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         self.server.shutdown()
         self.server.server_close()
@@ -158,7 +206,7 @@ def _handler(owner: AnswerServer) -> type[BaseHTTPRequestHandler]:
         protocol_version = "HTTP/1.1"
         disable_nagle_algorithm = True  # headers and body go out in two writes: no 40 ms wait
 
-        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        def do_POST(self) -> None:
             length = int(self.headers.get("content-length") or 0)
             owner.received = json.loads(self.rfile.read(length) or b"null")
             call = owner.call
@@ -170,7 +218,7 @@ def _handler(owner: AnswerServer) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(call.answer)
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - its signature
+        def log_message(self, format: str, *args: Any) -> None:
             pass
 
     return Handler
