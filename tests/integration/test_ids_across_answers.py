@@ -27,16 +27,20 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import vcr_kit
+from tests.support.children.sdk_scenarios import recording_key
+from tests.support.helpers.env import temp_dir
 from tests.support.helpers.examples import examples
 from tests.support.helpers.id_renaming import Renaming
-from tests.support.helpers.real_answers import Call, parsed
+from tests.support.helpers.real_answers import AnswerServer, Call, parsed
 from vcr_kit._core import ids as _ids
 from vcr_kit._core.httplib import sdk_library
+from vcr_kit._proxy.server import Proxy
 
 pytestmark = pytest.mark.inprocess
 
 http = sdk_library()
 _KEY = "not-a-real-key"
+UNREACHABLE = "http://127.0.0.1:9"  # the discard port: nothing listens there
 _PATH = "/v1/messages?beta=true"
 #: Block type -> (the field holding its id, the id's prefix).
 _BLOCKS: dict[str, tuple[str, str]] = {
@@ -158,6 +162,34 @@ def _pause_turn(streamed: bool) -> tuple[Answer, ...]:
     )
 
 
+def conversation(
+    test: unittest.TestCase,
+    answers: tuple[Answer, ...],
+    api: Any,
+    plain_client: anthropic.Anthropic,
+    clients: dict[str, anthropic.Anthropic],
+) -> None:
+    """``answers`` through the plain client, then recorded and replayed through
+    ``clients[mode]``: what the caller gets is the plain parse renamed by one bijection,
+    and while recording the API (``api``: its ``call`` answers, ``received`` is what it
+    got) gets the ids it gave, as the plain call sent them."""
+    calls = _calls(answers)
+    plain = []
+    for call in calls:
+        api.call = call
+        plain.append(parsed(plain_client, call, call.body))
+    for mode in ("record", "replay"):
+        _ids.forget()  # replay as a fresh process does: no live id known
+        renaming = Renaming()
+        for call, expected in zip(calls, plain, strict=True):
+            api.call = call if mode == "record" else None
+            got = parsed(clients[mode], call, renaming.request(call.body))
+            where = f"{mode}, answer {call.number}"
+            test.assertEqual(renaming.differences(expected, got, where), [])
+            if mode == "record":  # the API got its own ids back, as the plain call sent
+                test.assertEqual(api.received, call.body, where)
+
+
 class Api:
     """The API as an in-process transport: answers with ``call``, keeps what it got."""
 
@@ -189,23 +221,10 @@ class IdsAcrossAnswersTest(unittest.TestCase):
         )
 
     def check(self, answers: tuple[Answer, ...]) -> None:
-        calls, api = _calls(answers), Api()
+        api = Api()
         with tempfile.TemporaryDirectory() as folder:
-            plain_client = self.client(api, None, Path(folder))
-            plain = []
-            for call in calls:
-                api.call = call
-                plain.append(parsed(plain_client, call, call.body))
-            for mode in ("record", "replay"):
-                _ids.forget()  # replay as a fresh process does: no live id known
-                renaming, client = Renaming(), self.client(api, mode, Path(folder))
-                for call, expected in zip(calls, plain, strict=True):
-                    api.call = call if mode == "record" else None
-                    got = parsed(client, call, renaming.request(call.body))
-                    where = f"{mode}, answer {call.number}"
-                    self.assertEqual(renaming.differences(expected, got, where), [])
-                    if mode == "record":  # the API got its own ids back, as the plain call sent
-                        self.assertEqual(api.received, call.body, where)
+            clients = {mode: self.client(api, mode, Path(folder)) for mode in ("record", "replay")}
+            conversation(self, answers, api, self.client(api, None, Path(folder)), clients)
 
     @given(_CONVERSATION)
     @example(_pause_turn(streamed=False))
@@ -254,6 +273,31 @@ class IdsAcrossAnswersTest(unittest.TestCase):
             self.assertEqual(api.received, body)
             result = got[1]["content_block"] if streamed else got["content"][0]
             self.assertEqual(result["tool_use_id"], stand_in)
+
+
+class ThroughTheProxyTest(unittest.TestCase):
+    """The same rule through the record/replay proxy, which forwards a live answer with
+    its stand-ins already in it, event by event (``_proxy/forwarding.py``)."""
+
+    def test_a_paused_server_tool_keeps_its_stand_in(self) -> None:
+        for streamed in (False, True):
+            with self.subTest(streamed=streamed), AnswerServer() as api:
+                _ids.forget()
+                self.addCleanup(_ids.forget)
+                folder = temp_dir(self)
+                key = recording_key()
+                proxies = {
+                    "record": Proxy(mode="record", fixtures_dir=folder, upstream=api.url),
+                    "replay": Proxy(mode="replay", fixtures_dir=folder, upstream=UNREACHABLE),
+                }
+                clients = {}
+                for mode, proxy in proxies.items():
+                    self.addCleanup(proxy.start().stop)
+                    clients[mode] = anthropic.Anthropic(
+                        base_url=proxy.url, api_key=key, max_retries=0
+                    )
+                plain = anthropic.Anthropic(base_url=api.url, api_key=key, max_retries=0)
+                conversation(self, _pause_turn(streamed), api, plain, clients)
 
 
 if __name__ == "__main__":
