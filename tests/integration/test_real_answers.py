@@ -15,6 +15,7 @@ receive the request as recorded (vcr_kit sends the live ids its stand-ins stand 
 
 from __future__ import annotations
 
+import os
 import tempfile
 import unittest
 from pathlib import Path
@@ -32,6 +33,8 @@ from vcr_kit._core.httplib import sdk_library
 pytestmark = pytest.mark.inprocess
 
 _KEY = "not-a-real-key"
+#: 426 fixture writes, each fsynced with its folder: in memory where there is a tmpfs.
+_MEMORY = "/dev/shm"
 
 
 class RealAnswersTest(unittest.TestCase):
@@ -58,7 +61,7 @@ class RealAnswersTest(unittest.TestCase):
     def setUp(self) -> None:
         _ids.forget()
         self.addCleanup(_ids.forget)
-        folder = tempfile.TemporaryDirectory()
+        folder = tempfile.TemporaryDirectory(dir=_MEMORY if os.path.isdir(_MEMORY) else None)
         self.addCleanup(folder.cleanup)
         self.folder = Path(folder.name)
 
