@@ -2,7 +2,7 @@
 
 The API gives each answer ids of its own (a message, a batch, a file, a container),
 and later requests quote them: a message thread's ``previous_message_id``, the path
-of ``GET /v1/messages/batches/<id>``, a document's ``file_id``. Three rules keep
+of ``GET /v1/messages/batches/<id>``, a document's ``file_id``. These rules keep
 such conversations content-addressed:
 
 - In the file, ids are deterministic: message ids are ``msg_vcr_<n>``, the others
@@ -15,6 +15,9 @@ such conversations content-addressed:
   replay run observe the same values.
 - A request that quotes an id vcr_kit gave out is keyed as if it quoted the
   recorded one (its *token*), so the key is the same on every run, in any order.
+- An id the API repeats in a later answer keeps the stand-in it already has (a paused
+  server tool's call and the result that opens the next answer share one
+  ``tool_use_id``): the link the API made holds while recording and in replay.
 - While recording, such a request is sent to the API with the live id the given
   one stands for (``live_ids_in``): a message thread's next turn, or a batch
   retrieve, reaches a server that knows only its own ids.
