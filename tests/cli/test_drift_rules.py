@@ -327,5 +327,11 @@ class OptionsTest(_DriftCase):
             (2, f"vcr_kit: --into {inside} is inside the fixtures folder {folder}: its "
                 "answers would be fixtures of the suite; give a folder outside it\n"),
         )
+        status, _, err = cli("drift", str(folder), "--json", str(folder / "r.json"))
+        self.assertEqual(
+            (status, err),
+            (2, f"vcr_kit: --json {folder / 'r.json'} is inside the fixtures folder {folder}: "
+                "check would find a file that is no fixture; give a file outside it\n"),
+        )
         status, _, err = cli("drift", str(self.work / "missing"))
         self.assertEqual((status, err), (2, f"vcr_kit: {self.work / 'missing'} is not a folder\n"))

@@ -242,6 +242,12 @@ def _outputs_refusal(args: argparse.Namespace, folder: Path) -> str | None:
             return f"--json {display_path(report)}: a folder, not a file"
         if not report.resolve().parent.is_dir():
             return f"--json {display_path(report)}: its folder does not exist"
+        if folder.resolve() in report.resolve().parents:
+            return (
+                f"--json {display_path(report)} is inside the fixtures folder "
+                f"{display_path(folder)}: check would find a file that is no fixture; "
+                "give a file outside it"
+            )
     return None
 
 
