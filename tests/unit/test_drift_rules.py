@@ -242,7 +242,7 @@ class UnusableTest(unittest.TestCase):
         )
         self.assertEqual(
             unusable(None, failure="ConnectError: [Errno 111] Connection refused"),
-            f"the API was not reached (ConnectError: [Errno 111] Connection refused): "
+            f"no answer from the API (ConnectError: [Errno 111] Connection refused): "
             f"{NOT_A_CHANGE}",
         )
         self.assertEqual(

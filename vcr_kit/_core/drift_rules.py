@@ -5,7 +5,7 @@
   ``error`` event of one of their types), a body that is not the API's (an HTML page,
   JSON cut short, an error without the API's error object, a body that is not JSON
   where the fixture holds JSON), a stream that did not complete, or no answer at all
-  (the connection failed) is ``unanswered``, whatever the fixture holds: it is not a
+  (the connection failed, a time-out) is ``unanswered``, whatever the fixture holds: it is not a
   change of the answer, and a run again may get one;
 - **where a live answer may be written** (``destination``): only under the name of the
   request that earned it. A fixture's request sent as stored is written under the
@@ -49,7 +49,7 @@ def unusable(
     stored answer), whatever that holds: a fixture's answer never makes a transient
     one a regression."""
     if live is None:
-        return f"the API was not reached ({failure or 'no answer'}): {NOT_A_CHANGE}"
+        return f"no answer from the API ({failure or 'the connection failed'}): {NOT_A_CHANGE}"
     reason = _transient(live, recorded if isinstance(recorded, Mapping) else {})
     return None if reason is None else f"{reason}: {NOT_A_CHANGE}"
 
