@@ -5,8 +5,8 @@
   ``error`` event of one of their types), a body that is not the API's (an HTML page,
   JSON cut short, an error without the API's error object, a body that is not JSON
   where the fixture holds JSON), a stream that did not complete, or no answer at all
-  (the connection failed, a time-out) is ``unanswered``, whatever the fixture holds: it is not a
-  change of the answer, and a run again may get one;
+  (the connection failed, a time-out) is ``unanswered``, whatever the fixture holds:
+  it is not a change of the answer, and a run again may get one;
 - **where a live answer may be written** (``destination``): only under the name of the
   request that earned it. A fixture's request sent as stored is written under the
   fixture's own name; a request drift changed (``--model``) under the changed
