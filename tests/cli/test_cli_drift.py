@@ -26,6 +26,9 @@ import os
 import anthropic
 import pytest
 
+# The model every request asks: a migration test replays the suite with another.
+MODEL = os.environ.get("MODEL", "claude-opus-4-7")
+
 WEATHER = {
     "name": "get_weather",
     "description": "Current weather at a place.",
@@ -39,7 +42,7 @@ def client():
 
 def ask(prompt, **extra):
     return client().messages.create(
-        model="claude-opus-4-7", max_tokens=64,
+        model=MODEL, max_tokens=64,
         messages=[{"role": "user", "content": prompt}], **extra,
     )
 
@@ -75,7 +78,7 @@ def test_new_field():
 @pytest.mark.vcr
 def test_stream():
     with client().messages.stream(
-        model="claude-opus-4-7", max_tokens=64,
+        model=MODEL, max_tokens=64,
         messages=[{"role": "user", "content": "Count to three. [[drift:event]]"}],
     ) as stream:
         assert stream.get_final_message().stop_reason == "end_turn"
@@ -84,7 +87,7 @@ def test_stream():
 @pytest.mark.vcr
 def test_count():
     counted = client().messages.count_tokens(
-        model="claude-opus-4-7",
+        model=MODEL,
         messages=[{"role": "user", "content": "How long is this? [[drift:count]]"}],
     )
     assert counted.input_tokens > 0
@@ -93,7 +96,7 @@ def test_count():
 @pytest.mark.vcr
 def test_batch():
     batches = client().messages.batches
-    params = {"model": "claude-opus-4-7", "max_tokens": 64,
+    params = {"model": MODEL, "max_tokens": 64,
               "messages": [{"role": "user", "content": "Batch hello."}]}
     batch = batches.create(requests=[{"custom_id": "one", "params": params}])
     results = list(batches.results(batch.id))
@@ -335,16 +338,31 @@ class DriftTest(_Recorded):
         )
         self.assertRegex(out, r"(?m)^tokens: recorded \d+ in / \d+ out, \$\d+\.\d{4}; "
                          r"claude-opus-4-7=claude-sonnet-4-6 \d+ in / \d+ out, \$\d+\.\d{4}$")
-        self.assertIn("vcr_kit: wrote 8 fixtures in ", out)
-        self.assertEqual(sorted(snapshot(into)), sorted(self.before))
+        self.assertRegex(out, r"(?m)^vcr_kit: wrote 8 fixtures in .+, 2 fixtures copied as "
+                         r"recorded$")
         self.assertEqual(snapshot(self.fixtures), self.before)
-        # The unchanged suite, replayed from the new answers, fails exactly where they regressed.
+        # Each answer is written under the name of the request that asked Sonnet, holding
+        # that request (check finds nothing); the two not sent are copied as recorded.
+        written = snapshot(into)
+        self.assertEqual(len(written), 10)
+        self.assertEqual(len(set(written) & set(self.before)), 2)
+        self.assertEqual(cli("check", str(into))[:2],
+                         (0, "vcr_kit: 10 fixtures checked, 0 problems\n"))
+        for row in report["fixtures"]:
+            if row["verdict"] != "skipped":
+                self.assertRegex(row["written"], r"^written to .+-[0-9a-f]{12}\.json$")
+                self.assertNotIn(row["fixture"], row["written"])
+        # The suite asking Sonnet, replayed from the new answers, fails where they
+        # regressed, and where a batch made by Opus is looked up (Sonnet's never was).
         done = run_pytest(self.root, self.server.url, "-rf", VCR_MODE="replay",
-                          VCR_FIXTURES_DIR=str(into))
+                          VCR_FIXTURES_DIR=str(into), MODEL="claude-sonnet-4-6")
         failed = sorted(
             line.split()[1] for line in done.stdout.splitlines() if line.startswith("FAILED ")
         )
-        self.assertEqual(failed, [TESTS["test_tool"], TESTS["test_truncated"]], done.stdout)
+        self.assertEqual(
+            failed, [TESTS["test_batch"], TESTS["test_tool"], TESTS["test_truncated"]],
+            done.stdout,
+        )
 
 
 @pytest.mark.child
@@ -463,10 +481,12 @@ class SecretTest(unittest.TestCase):
         status, out, err = cli("drift", str(folder), "--update", "--json",
                                str(folder.parent / f"{folder.name}.json"))
         self.assertEqual(status, 0, err)  # a benign rewording, refused at the write
-        self.assertIn("vcr_kit: wrote 0 fixtures\n", out)
+        # The text report says why nothing was written, not only that nothing was.
+        self.assertIn("vcr_kit: wrote 0 fixtures, 1 not written (why above)\n", out)
         row = json.loads((folder.parent / f"{folder.name}.json").read_text())["fixtures"][0]
         self.assertEqual(row["verdict"], "benign")
         self.assertRegex(row["written"], r"^not written: .*(secret|key)")
+        self.assertIn(f"\n{row['fixture']}: {row['written']}\n", out)
         self.assertEqual(snapshot(folder), before)
 
 
@@ -490,8 +510,11 @@ class SelectionTest(_Recorded):
         self.assertEqual(status, 1)
         (row,) = report["fixtures"]
         self.assertEqual(row["verdict"], "unanswered")
-        self.assertRegex(row["reasons"][0], r"^the API answered .+: not a change of the answer, "
-                         r"run again$")
+        self.assertEqual(
+            row["reasons"],
+            ["a 401 (authentication failure) depends on the key, not on the request: not a "
+             "change of the answer, run again"],
+        )
 
     def test_cassette_fixtures_are_listed_as_skipped(self) -> None:
         folder = temp_dir(self)

@@ -12,6 +12,7 @@ from .._store.scan import Fixture
 from ._common import plural
 
 if TYPE_CHECKING:
+    from .._core.drift_rules import Destination
     from .._engine.resend import LiveAnswer
 
 __all__ = ["SKIPPED", "UNANSWERED", "Row", "print_plan", "print_report", "report_of"]
@@ -34,8 +35,12 @@ class Row:
     estimate_usd: float = 0.0
     recorded: dict[str, float] = field(default_factory=dict)
     live: dict[str, float] = field(default_factory=dict)
+    #: What became of the live answer: "written to PATH" or "not written: WHY".
     written: str = ""
     answer: LiveAnswer | None = None
+    #: Where the live answer may be written (``drift_rules.destination``), set before
+    #: the request is sent.
+    destination: Destination | None = None
 
     @property
     def doc(self) -> dict[str, Any]:

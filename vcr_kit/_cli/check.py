@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
+from .._core.answer_origin import foreign_answer
 from .._core.fixture_names import validate_name
 from .._core.paths import display_path
 from .._core.schema import problems
@@ -40,6 +42,7 @@ def fixture_problems(fixture: Fixture) -> list[str]:
     except VCRError as exc:
         found.append(exc.message)
     found.extend(problems(fixture.doc, fixture.name))
+    found.extend(origin_problems(fixture.doc))
     try:  # read again (the scan keeps documents, not bytes), as carefully as the first time
         data = read_fixture_bytes(fixture.path)
     except VCRError as exc:
@@ -51,6 +54,13 @@ def fixture_problems(fixture: Fixture) -> list[str]:
         what, where = secret
         found.append(f"contains {what} {where}; remove it and record again")
     return found
+
+
+def origin_problems(doc: dict[str, Any]) -> list[str]:
+    """Whether the answer was written for the stored request (the name says the file
+    holds that request; the answer's model says whom it asked)."""
+    finding = foreign_answer(doc)
+    return [] if finding is None else [finding]
 
 
 def check_folder(folder: Path) -> tuple[int, list[str]]:

@@ -11,7 +11,11 @@ the plan and sends nothing. --model NEW (or OLD=NEW) asks another model instead.
 
 Nothing is written unless asked: --update re-records in place every fixture whose
 answer differs, --into FOLDER writes every live answer (and a copy of every fixture
-not sent) under the original names, for the suite to replay.
+whose answer is not written), for the suite to replay. A live answer is written only
+under the name of the request that earned it: a request --model changed goes under
+its own name (beside the fixture, or in FOLDER), never over the fixture it came from.
+An answer about the key or the moment (401, 403, 429, 5xx, an HTML page, no answer)
+is "unanswered", never a change. Every answer not written is listed, with why.
 
 Exit status: 0 when no answer regressed or drifted, 1 when one did (or could not be
 had), 2 on a usage error or a refusal.
@@ -22,7 +26,9 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import json
+import math
 import random
+import re
 import shutil
 import sys
 from collections.abc import Iterable, Sequence
@@ -36,9 +42,9 @@ from filelock import Timeout
 from .._core.answer_verdict import IDENTICAL, Verdict, compare_answers
 from .._core.config import base_url, in_ci, load_settings
 from .._core.credentials import live_credential_headers, live_secrets
+from .._core.drift_rules import asked_request, destination, unusable
 from .._core.paths import display_path
 from .._core.schema import FORMAT_KEY, FORMAT_VERSION, problems
-from .._core.storable import answer_refusal
 from .._ledger.cost import cost_of, price_for
 from .._ledger.prices import BATCH_RATE
 from .._ledger.run_records import read_runs
@@ -65,26 +71,58 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                       help="only fixtures of this kind (repeat for more)")
     pick.add_argument("--since", metavar="DATE",
                       help="only fixtures written on or after DATE (YYYY-MM-DD or ISO time)")
-    pick.add_argument("--sample", type=int, metavar="N",
+    pick.add_argument("--sample", type=_at_least_one, metavar="N",
                       help="send exactly N of the selected requests, picked at random")
     pick.add_argument("--seed", type=int, default=0, help="the --sample pick (default 0)")
     run = parser.add_argument_group("how")
     run.add_argument("--budget", metavar="$X",
                      help="refuse before any call when the estimated cost exceeds X dollars")
-    run.add_argument("--jobs", type=int, default=4, metavar="N",
+    run.add_argument("--jobs", type=_at_least_one, default=4, metavar="N",
                      help="requests in flight at once (default 4)")
     run.add_argument("--model", action="append", default=[], metavar="NEW|OLD=NEW",
                      help="ask another model: every request (NEW) or one model's (OLD=NEW)")
     run.add_argument("--dry-run", action="store_true",
                      help="print the plan and the cost estimate, send nothing")
     run.add_argument("--allow-ci", action="store_true", help="run even when CI is set")
-    run.add_argument("--timeout", type=float, default=600.0, help="seconds per request")
+    run.add_argument("--timeout", type=_seconds, default=600.0, metavar="SECONDS",
+                     help="seconds per request, above 0 (default 600)")
     out = parser.add_argument_group("what is written")
     out.add_argument("--json", metavar="FILE", help="also write the report as JSON to FILE")
     out.add_argument("--update", action="store_true",
-                     help="re-record in place every fixture whose live answer differs")
+                     help="re-record in place every fixture whose live answer differs (a "
+                     "request --model changed: under its own name, beside)")
     out.add_argument("--into", metavar="FOLDER",
-                     help="write every live answer (and the fixtures not sent) to FOLDER")
+                     help="write every live answer (and the fixtures not sent) to FOLDER, "
+                     "each under its request's own name")
+
+
+#: A model id as the API and the clouds spell them (``claude-sonnet-4-6``,
+#: ``claude-3-5-sonnet@20240620``, ``anthropic.claude-3-5-sonnet-20241022-v2:0``).
+_MODEL_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@/+-]{0,199}")
+
+
+def _at_least_one(text: str) -> int:
+    """A count of 1 or more (``--jobs``, ``--sample``); argparse names the option."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: not a whole number (say 4)") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give 1 or more")
+    return value
+
+
+def _seconds(text: str) -> float:
+    """A time-out in seconds: finite and above 0 (0 would fail every request at once)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: not a number of seconds above 0 (say 30 or 2.5)"
+        )
+    return value
 
 
 # --------------------------------------------------------------------------- #
@@ -147,8 +185,70 @@ def _model_map(given: Sequence[str]) -> dict[str, str]:
         old, new = (old.strip(), new.strip()) if equal else ("*", old.strip())
         if not old or not new:
             raise VCRError(f"--model {item!r}: say NEW or OLD=NEW (a model id on each side)")
+        for model in {old, new} - {"*"}:
+            if not _MODEL_ID.fullmatch(model):
+                raise VCRError(
+                    f"--model {item!r}: {model!r} is not a model id (letters, digits and "
+                    ". _ : @ / + -, such as claude-sonnet-4-6)"
+                )
+        if found.get(old, new) != new:
+            which = "every model" if old == "*" else old
+            raise VCRError(
+                f"--model {item!r}: {which} is already asked as {found[old]}; give one "
+                "new model for each"
+            )
         found[old] = new
     return found
+
+
+def _conflict(args: argparse.Namespace) -> str | None:
+    """Why the options asked cannot go together, or None."""
+    if args.update and args.into:
+        return (
+            "--update and --into: --update writes in the fixtures folder, --into in "
+            "another; give one"
+        )
+    if args.dry_run:
+        given = [f"--{name}" for name in ("update", "into", "json") if getattr(args, name)]
+        if given:
+            return (
+                f"--dry-run with {' and '.join(given)}: a dry run sends nothing, so it has "
+                "nothing to write; drop one"
+            )
+    return None
+
+
+def _outputs_refusal(args: argparse.Namespace, folder: Path) -> str | None:
+    """Why ``--into`` or ``--json`` cannot be written, said before anything is sent
+    (a report lost after the calls were paid for is money gone), or None."""
+    if args.into:
+        into = Path(args.into)
+        if into.exists() and not into.is_dir():
+            return f"--into {display_path(into)}: not a folder"
+        if into.resolve() == folder.resolve():
+            return (
+                f"--into {display_path(into)} is the fixtures folder itself: use --update to "
+                "re-record in place"
+            )
+        if folder.resolve() in into.resolve().parents:
+            return (
+                f"--into {display_path(into)} is inside the fixtures folder "
+                f"{display_path(folder)}: its answers would be fixtures of the suite; "
+                "give a folder outside it"
+            )
+    if args.json:
+        report = Path(args.json)
+        if report.is_dir():
+            return f"--json {display_path(report)}: a folder, not a file"
+        if not report.resolve().parent.is_dir():
+            return f"--json {display_path(report)}: its folder does not exist"
+        if folder.resolve() in report.resolve().parents:
+            return (
+                f"--json {display_path(report)} is inside the fixtures folder "
+                f"{display_path(folder)}: check would find a file that is no fixture; "
+                "give a file outside it"
+            )
+    return None
 
 
 def _selected(
@@ -243,15 +343,10 @@ def run(args: argparse.Namespace) -> int:
         since = _since(args.since) if args.since else None
     except VCRError as exc:
         return fail(exc.message, USAGE_ERROR)
-    if args.jobs < 1:
-        return fail(f"--jobs {args.jobs}: at least 1 request must be in flight", USAGE_ERROR)
+    refusal = _conflict(args) or _outputs_refusal(args, folder)
+    if refusal is not None:
+        return fail(refusal, USAGE_ERROR)
     into = Path(args.into) if args.into else None
-    if into is not None and into.resolve() == folder.resolve():
-        return fail(
-            f"--into {display_path(into)} is the fixtures folder itself: use --update to "
-            "re-record in place",
-            USAGE_ERROR,
-        )
     rows, unreadable = _selected(folder, args, since)
     for line in unreadable:
         print(f"vcr_kit: skipped {line}", file=sys.stderr)
@@ -322,7 +417,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     if written:
-        print(written)
+        print()
+    for line in written:
+        print(line)
     return 1 if report["failed"] else 0
 
 
@@ -335,23 +432,20 @@ def _send_all(
     sender = Resender(target, credentials, args.timeout)
 
     def one(row: Row) -> None:
-        answer = sender.send(row.doc["request"], row.fixture.name, model_for)
+        stored = row.doc["request"]
+        row.destination = destination(row.fixture.name, stored, asked_request(stored, model_for))
+        # The answer's ids are named as a recording under its own name would name them.
+        answer = sender.send(row.destination.request, row.destination.name or row.fixture.name)
         unpriced: set[str] = set()
         row.recorded = _cost(row.doc.get("usage") or [], lambda m: m, unpriced)
-        if answer.response is None:
-            row.verdict, row.reasons = UNANSWERED, [answer.failure]
-            return
-        row.live = _cost(answer.usage, lambda m: m, unpriced)
         row.answer = answer
-        refusal = answer_refusal(answer.response)
-        if refusal is not None and 200 <= int(answer.response.get("status", 0)) < 300:
-            row.verdict, row.reasons = UNANSWERED, [f"{refusal.field}: {refusal.reason}"]
+        if answer.response is not None:
+            row.live = _cost(answer.usage, lambda m: m, unpriced)
+        reason = unusable(answer.response, row.doc.get("response"), answer.failure)
+        if reason is not None:
+            row.verdict, row.reasons = UNANSWERED, [reason]
             return
-        if refusal is not None and not _recorded_error(row.doc):
-            row.verdict = UNANSWERED
-            row.reasons = [f"the API answered {refusal.reason}: not a change of the answer, "
-                           "run again"]
-            return
+        assert answer.response is not None  # ``unusable`` says why when there is none
         verdict: Verdict = compare_answers(row.doc["response"], answer.response)
         row.verdict, row.reasons = verdict.verdict, list(verdict.reasons)
 
@@ -363,58 +457,82 @@ def _send_all(
         sender.close()
 
 
-def _recorded_error(doc: dict[str, Any]) -> bool:
-    status = (doc.get("response") or {}).get("status")
-    return isinstance(status, int) and status >= 400
-
-
-def _live_doc(row: Row) -> dict[str, Any] | None:
-    answer = row.answer
-    if answer is None or answer.response is None:
-        return None
-    return {
-        "kind": "http",
-        "request": row.doc["request"],
-        "response": answer.response,
-        "usage": list(answer.usage),
-    }
-
-
 def _write(
     rows: list[Row], sent: list[Row], folder: Path, into: Path | None, update: bool
-) -> str:
-    """Write what was asked; returns the line that says so ("" for nothing)."""
+) -> list[str]:
+    """Write what was asked; returns the lines that say so (none when nothing was
+    asked): a line per answer written under another name or not written, with why,
+    then the count."""
     if into is None and not update:
-        return ""
+        return []
     secrets = live_secrets()
     timeout = load_settings().lock_timeout
     count = 0
-    done: set[str] = set()  # written to ``into``: every other fixture is copied there
+    lines: list[str] = []
+    taken: dict[Path, str] = {}  # each file written once: two fixtures may ask one request
     for row in sent:
-        doc = _live_doc(row)
-        if doc is None or row.verdict == UNANSWERED:
-            continue
-        if update and row.verdict != IDENTICAL:
-            count += _save(row, row.fixture.path, doc, secrets, timeout)
-        if into is not None and _save(row, into / row.relative, doc, secrets, timeout):
-            count += 1
-            done.add(row.relative)
+        path = _target(row, folder, into, update)
+        if path is None:
+            pass
+        elif path in taken:
+            row.written = (
+                f"not written: {taken[path]} asked the same request, and its answer is "
+                f"written to {display_path(path)}"
+            )
+        else:
+            count += _save(row, path, secrets, timeout)
+            taken[path] = row.relative
+        if row.written.startswith("not written"):
+            lines.append(f"{row.relative}: {row.written}")
+        elif row.destination is not None and row.destination.changed and row.written:
+            lines.append(
+                f"{row.relative}: its request with {row.destination.changed} {row.written}"
+            )
     copied = 0
     if into is not None:
         for row in rows:
             target = into / row.relative
-            if row.relative not in done and not target.exists():
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(row.fixture.path, target)
-                copied += 1
+            if row.written.startswith("written") or target.exists():
+                continue  # its live answer is there, under its request's own name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(row.fixture.path, target)
+            copied += 1
     where = f" in {display_path(into)}" if into is not None else ""
-    more = f", {plural(copied, 'fixture')} not sent copied as recorded" if copied else ""
-    return f"vcr_kit: wrote {plural(count, 'fixture')}{where}{more}"
+    refused = sum(1 for row in sent if row.written.startswith("not written"))
+    more = f", {refused} not written (why above)" if refused else ""
+    more += f", {plural(copied, 'fixture')} copied as recorded" if copied else ""
+    return [*lines, f"vcr_kit: wrote {plural(count, 'fixture')}{where}{more}"]
 
 
-def _save(
-    row: Row, path: Path, doc: dict[str, Any], secrets: list[tuple[str, str]], timeout: float
-) -> int:
+def _target(row: Row, folder: Path, into: Path | None, update: bool) -> Path | None:
+    """The file the live answer of ``row`` goes to, or None (``row.written`` then says
+    why when it is a refusal; an identical answer under ``--update`` is no refusal)."""
+    if row.verdict == UNANSWERED or row.answer is None or row.answer.response is None:
+        row.written = "not written: no usable live answer (unanswered: see its reason)"
+        return None
+    place = row.destination
+    assert place is not None  # set before the request was sent
+    if place.name is None:
+        row.written = f"not written: {place.refusal}"
+        return None
+    if into is not None:
+        return into / Path(row.relative).parent / place.name
+    if row.verdict == IDENTICAL and not place.changed:
+        return None  # --update: nothing moved
+    return row.fixture.path.parent / place.name
+
+
+def _save(row: Row, path: Path, secrets: list[tuple[str, str]], timeout: float) -> int:
+    place, answer = row.destination, row.answer
+    assert place is not None  # set before the request was sent
+    assert answer is not None
+    assert answer.response is not None  # ``_target`` wrote none without one
+    doc = {
+        "kind": "http",
+        "request": place.request,
+        "response": answer.response,
+        "usage": list(answer.usage),
+    }
     found = problems({FORMAT_KEY: FORMAT_VERSION, **doc}, path.name, replay=True)
     if found:
         row.written = f"not written: {found[0]}"

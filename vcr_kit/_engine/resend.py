@@ -1,18 +1,19 @@
 """A recorded request sent to the live API again (``vcr_kit drift``), its answer in
 the stored form a recording would give it, to compare with the recorded one.
 
-The stored request is hydrated (the dehydrate placeholders back to this machine's
-values), its model changed when a migration asks, and sent with this environment's
-credentials; the answer goes through the HTTP codec exactly as a recorded one does
-(ids stabilized, pieces joined, request ids masked), so two answers that say the
-same thing are equal. Nothing is written here: writing is the caller's choice.
+The stored request (its model already the one a migration asks:
+``_core.drift_rules.asked_request``) is hydrated (the dehydrate placeholders back to
+this machine's values) and sent with this environment's credentials; the answer goes
+through the HTTP codec exactly as a recorded one does (ids stabilized, pieces joined,
+request ids masked), so two answers that say the same thing are equal. Nothing is
+written here: writing is the caller's choice.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -21,7 +22,7 @@ from ..dehydrate import hydrate_json
 from .http_codec import store_response_with_ids, usage_of
 from .live import live_call
 
-__all__ = ["API_VERSION", "LiveAnswer", "Resender", "sendable", "with_model"]
+__all__ = ["API_VERSION", "LiveAnswer", "Resender", "sendable"]
 
 #: The ``anthropic-version`` the SDK sends.
 API_VERSION: Final = "2023-06-01"
@@ -50,24 +51,6 @@ def sendable(request: Any) -> str | None:
     return None
 
 
-def with_model(body: Any, model_for: Callable[[str], str]) -> Any:
-    """``body`` asking ``model_for(its model)``: a message's ``model``, and each batch
-    request's ``params.model``."""
-    if not isinstance(body, dict):
-        return body
-    changed = dict(body)
-    if isinstance(changed.get("model"), str):
-        changed["model"] = model_for(changed["model"])
-    if isinstance(changed.get("requests"), list):
-        changed["requests"] = [
-            {**item, "params": with_model(item["params"], model_for)}
-            if isinstance(item, dict) and isinstance(item.get("params"), dict)
-            else item
-            for item in changed["requests"]
-        ]
-    return changed
-
-
 class Resender:
     """Sends stored requests to ``base_url`` with ``credentials`` (headers); one
     connection pool shared by the threads that call ``send``."""
@@ -86,15 +69,14 @@ class Resender:
     def close(self) -> None:
         self._client.close()
 
-    def send(
-        self, request: Mapping[str, Any], seed: str, model_for: Callable[[str], str]
-    ) -> LiveAnswer:
-        """The live answer to the stored ``request`` (``seed``: the fixture's name, for
-        its ids), asked of ``model_for(its model)``."""
+    def send(self, request: Mapping[str, Any], seed: str) -> LiveAnswer:
+        """The live answer to the stored ``request`` (``seed``: the name of the fixture
+        it is written under, for its ids: a recording of it names them so), the model
+        already the one to ask (``drift_rules.asked_request``)."""
         headers = dict(self._headers)
         if isinstance(request.get("anthropic-beta"), str):
             headers["anthropic-beta"] = request["anthropic-beta"]
-        body = with_model(hydrate_json(request.get("body")), model_for)
+        body = hydrate_json(request.get("body"))
         content = None if body is None else json.dumps(body, ensure_ascii=False).encode("utf-8")
         query = request.get("query")
         params = [tuple(pair) for pair in query] if isinstance(query, list) else None
