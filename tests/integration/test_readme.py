@@ -96,8 +96,10 @@ class SiteLinksTest(unittest.TestCase):
 
     def test_no_message_sends_the_user_to_a_readme_section(self) -> None:
         for source in sorted((ROOT / "vcr_kit").rglob("*.py")):
-            with self.subTest(source=str(source.relative_to(ROOT))):
-                self.assertNotIn("see README", source.read_text(encoding="utf-8"))
+            name = str(source.relative_to(ROOT))
+            with self.subTest(source=name):
+                text = source.read_text(encoding="utf-8")
+                self.assertFalse("see README" in text, f"{name} points to a README section")
 
     @given(slug=st.sampled_from(sorted(p.stem for p in DOCS.glob("*.md"))))
     @example(slug="faults")
@@ -128,3 +130,15 @@ class CliReferenceTest(unittest.TestCase):
         rendered = hooks.on_page_markdown(page)
         self.assertNotIn(hooks.MARKER, rendered)
         self.assertIn(hooks.help_text(["drift", "--help"]), rendered)
+
+
+class ConfigurationReferenceTest(unittest.TestCase):
+    def test_every_variable_vcr_kit_reads_is_on_the_configuration_page(self) -> None:
+        page = (DOCS / "configuration.md").read_text(encoding="utf-8")
+        names: set[str] = set()
+        for source in (ROOT / "vcr_kit").rglob("*.py"):
+            names |= set(re.findall(r"\b(?:VCR_[A-Z][A-Z_]*|FORCE_VCR)\b", source.read_text()))
+        self.assertGreater(len(names), 10)
+        for name in sorted(names):
+            with self.subTest(variable=name):
+                self.assertIn(f"`{name}", page)
