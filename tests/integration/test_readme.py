@@ -4,6 +4,7 @@ messages names a page that exists, and the CLI reference is the parsers' own hel
 
 from __future__ import annotations
 
+import ast
 import doctest
 import importlib.util
 import re
@@ -28,6 +29,8 @@ SITE = "https://vcr-kit.github.io/vcr_kit/"
 #: A link into the site: the page's path (``faults/``, or ``""`` for the home page).
 _SITE_LINK = re.compile(re.escape(SITE) + r"([a-z0-9-]*/?)(#[a-z0-9-]+)?")
 #: A markdown link or image whose target is not an absolute URL (nor a page anchor).
+#: A fenced Python example (not a ``>>>`` session, which doctest runs).
+_PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 _RELATIVE_LINK = re.compile(r"\]\((?!https?://|#)([^)]*)\)")
 MAX_README_LINES = 200
 VERBS = [command.NAME for command in COMMANDS] + list(PROXY_COMMANDS)
@@ -65,6 +68,20 @@ class InteractiveExamplesTest(unittest.TestCase):
                     self.assertGreater(result.attempted, 0)
                 attempted += result.attempted
         self.assertGreater(attempted, 0)
+
+    def test_every_python_example_is_valid_python(self) -> None:
+        # Examples that need a key or a project to run are at least Python as written.
+        flags = ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+        blocks = 0
+        for page in [README, *doc_pages()]:
+            for match in _PYTHON_BLOCK.finditer(page.read_text(encoding="utf-8")):
+                source = match.group(1)
+                if source.lstrip().startswith(">>>"):
+                    continue
+                blocks += 1
+                with self.subTest(page=str(page.relative_to(ROOT)), block=source[:60]):
+                    compile(source, str(page), "exec", flags=flags)
+        self.assertGreater(blocks, 0)
 
 
 class FirstPageTest(unittest.TestCase):
