@@ -1,4 +1,4 @@
-"""The README's Claude Code recipe (``examples/claude_code/``), as a user would run it.
+"""The docs' Claude Code recipe (``examples/claude_code/``), as a user would run it.
 
 Its unittest and pytest files are copied to a folder of their own and run twice:
 recording on machine A (git user alice, default branch main, TZ UTC, SHELL bash, a

@@ -200,5 +200,5 @@ class CurlThroughRunTest(ProxyTestCase):
             done.stderr,
             "vcr_kit: VCR_FAULTS='overloaded*-1': overloaded*-1: N is a whole number from 1 to "
             "1000000, or 'always'. A fault spec is a comma-separated list of NAME, NAME:ARG, "
-            "NAME*N or NAME@FILTER (see README, Testing failure handling).\n",
+            "NAME*N or NAME@FILTER (see https://vcr-kit.github.io/vcr_kit/faults/).\n",
         )

@@ -31,7 +31,7 @@ pytestmark = pytest.mark.inprocess
 
 _TAIL = (
     ". A fault spec is a comma-separated list of NAME, NAME:ARG, NAME*N or NAME@FILTER "
-    "(see README, Testing failure handling)."
+    "(see https://vcr-kit.github.io/vcr_kit/faults/)."
 )
 _word = st.text(
     alphabet="abcdefghijklmnopqrstuvwxyz0123456789-_.*?/ ", min_size=1, max_size=12

@@ -46,7 +46,7 @@ def _options(parser: argparse.ArgumentParser) -> None:
         "--faults",
         metavar="SPEC",
         help="inject faults in front of the recorded answers, e.g. overloaded*2 "
-        "(default: VCR_FAULTS; see README, Testing failure handling)",
+        "(default: VCR_FAULTS; see https://vcr-kit.github.io/vcr_kit/faults/)",
     )
 
 

@@ -249,8 +249,8 @@ def parse_spec(text: str, source: str = "faults") -> Spec:
         except _Bad as bad:
             raise ConfigError(
                 f"{source}={text!r}: {bad}. A fault spec is a comma-separated list of "
-                "NAME, NAME:ARG, NAME*N or NAME@FILTER (see README, Testing failure "
-                "handling)."
+                "NAME, NAME:ARG, NAME*N or NAME@FILTER (see "
+                "https://vcr-kit.github.io/vcr_kit/faults/)."
             ) from None
     return Spec(tuple(items))
 

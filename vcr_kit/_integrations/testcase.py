@@ -46,8 +46,8 @@ class VCRMixin:
     #: Run a record/replay proxy per test and point ``ANTHROPIC_BASE_URL`` at it, for
     #: code that calls Claude from a child process (Claude Code, claude-agent-sdk).
     vcr_proxy: ClassVar[bool] = False
-    #: Faults injected in front of the recorded answers (``"overloaded*2"``; see README,
-    #: Testing failure handling); None: ``VCR_FAULTS``'s, "" for none.
+    #: Faults injected in front of the recorded answers (``"overloaded*2"``; see the docs'
+    #: Faults page); None: ``VCR_FAULTS``'s, "" for none.
     vcr_faults: ClassVar[str | None] = None
 
     vcr_journal: _journal.Journal

@@ -2,7 +2,7 @@
 
 Under pytest, ``tests/conftest.py`` prints them in the terminal summary; under
 ``python -m unittest`` each fault module prints its own at the end of the module.
-The README's reliability section quotes these lines.
+The docs' Reliability page (docs/reliability.md) quotes these lines.
 """
 
 from __future__ import annotations
