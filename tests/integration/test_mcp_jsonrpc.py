@@ -44,7 +44,8 @@ SCALARS = (
 )  # fmt: skip
 JSON = st.recursive(
     SCALARS,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(st.text(max_size=4), inner, max_size=3),
     max_leaves=6,
 )  # fmt: skip
 METHODS = st.sampled_from(["tools/list", "tools/call", "ping", "notifications/progress", "x"])
@@ -80,7 +81,7 @@ PAYLOADS = MESSAGES | st.lists(MESSAGES, max_size=4)
 
 
 def is_id(value: Any) -> bool:
-    return value is None or isinstance(value, (str, int, float)) and not isinstance(value, bool)
+    return value is None or (isinstance(value, (str, int, float)) and not isinstance(value, bool))
 
 
 def is_request_object(m: Any) -> bool:
@@ -96,8 +97,9 @@ def is_response_object(m: Any) -> bool:
     if "id" not in m or not is_id(m["id"]) or ("result" in m) == ("error" in m):
         return False
     error = m.get("error", {"code": 0, "message": ""})
-    return (isinstance(error, dict) and isinstance(error.get("code"), int)
-            and not isinstance(error.get("code"), bool) and isinstance(error.get("message"), str))  # fmt: skip
+    code = error.get("code") if isinstance(error, dict) else None
+    return (isinstance(code, int) and not isinstance(code, bool)
+            and isinstance(error.get("message"), str))  # fmt: skip
 
 
 def expected_one(m: Any) -> tuple[str, Any] | None:
@@ -122,9 +124,11 @@ def expected(payload: Any, version: str) -> Any:
 
 
 def same_id(a: Any, b: Any) -> bool:
-    return type(a) is type(b) and a == b or (
-        isinstance(a, (int, float)) and isinstance(b, (int, float)) and a == b
-        and not isinstance(a, bool) and not isinstance(b, bool))  # fmt: skip
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    return type(a) is type(b) and a == b
 
 
 def assert_answer(answer: Any, want: tuple[str, Any]) -> None:
@@ -135,17 +139,20 @@ def assert_answer(answer: Any, want: tuple[str, Any]) -> None:
     assert set(answer) <= {"jsonrpc", "id", "result", "error"}, answer
     if "error" in answer:
         error = answer["error"]
-        assert isinstance(error.get("code"), int) and isinstance(error.get("message"), str)
+        assert isinstance(error.get("code"), int), answer
+        assert isinstance(error.get("message"), str), answer
     kind, request_id = want
-    assert "id" in answer and same_id(answer["id"], request_id), (answer, want)
+    assert "id" in answer, answer
+    assert same_id(answer["id"], request_id), (answer, want)
     if kind == "invalid":
         assert answer["error"]["code"] == -32600, answer
 
 
 def assert_reply(body: Any, want: Any) -> None:
     if isinstance(want, list):
-        assert isinstance(body, list) and len(body) == len(want), (body, want)
-        for answer, one in zip(body, want):
+        assert isinstance(body, list), body
+        assert len(body) == len(want), (body, want)
+        for answer, one in zip(body, want, strict=True):
             assert_answer(answer, one)
     else:
         assert_answer(body, want)
@@ -161,7 +168,7 @@ def initialize(version: str) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def handshakes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+def handshakes(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fixtures folder holding the ``initialize`` answer of each protocol version."""
     folder = tmp_path_factory.mktemp("mcp-jsonrpc") / "fixtures"
     for version in VERSIONS:
@@ -172,7 +179,7 @@ def handshakes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
                 "serverInfo": {"name": "props", "version": "1"}}},
         )  # fmt: skip
         assert "result" in answer, answer
-    yield folder
+    return folder
 
 
 @pytest.fixture(scope="module")
@@ -257,7 +264,8 @@ def test_http_answers_every_request_once_and_stays_alive(
 def test_what_json_cannot_echo_is_a_parse_error_and_the_relay_lives(
     handshakes: Path, text: bytes
 ) -> None:
-    parse_error = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
+    parse_error = {"jsonrpc": "2.0", "id": None,
+                   "error": {"code": -32700, "message": "Parse error"}}  # fmt: skip
     got = stdio_session(handshakes, [text + b"\n", line(NEXT)])
     assert got[0] == parse_error
     assert_answer(got[1], ("answer", "next"))
@@ -270,7 +278,8 @@ REQUEST = {"jsonrpc": "2.0", "id": 5, "method": "tools/call",
 RESPONSES = st.one_of(
     st.builds(_response, st.just(5), st.sampled_from(["result", "error"]), JSON),
     st.builds(_response, st.just(5), st.just("error"), ERRORS),
-    st.builds(lambda r, k, v: {**r, k: v}, st.builds(_response, st.just(5), st.just("result"), JSON),
+    st.builds(lambda r, k, v: {**r, k: v},
+              st.builds(_response, st.just(5), st.just("result"), JSON),
               st.sampled_from(["jsonrpc", "id", "error"]), JSON),
     st.builds(lambda i: {"jsonrpc": "2.0", "id": i}, JSON),  # neither result nor error
     JSON,
@@ -304,7 +313,8 @@ def test_only_a_valid_response_is_stored(tmp_path_factory: pytest.TempPathFactor
                                         fixtures_dir=folder, ask=ask)  # fmt: skip
         assert replayed == answer
     else:
-        assert set(answer) == {"error"} and answer["error"]["code"] == -32000, answer
+        assert set(answer) == {"error"}, answer
+        assert answer["error"]["code"] == -32000, answer
         assert "no valid JSON-RPC response" in answer["error"]["message"]
         assert stored == []
 

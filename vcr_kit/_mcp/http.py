@@ -11,8 +11,10 @@ What the client sees, whatever the server did: each request's answer as one JSON
 body (a client accepts JSON or SSE alike), 202 for notifications and answers, 405 for
 a GET (no server-to-client stream: what a server says unasked is not part of an
 answer), and on ``initialize`` a session id of vcr_kit's own, ``vcr-kit-session-<n>``
-(the server's is kept in memory while recording, never stored nor shown). A batch
-(spec 2025-03-26) gets a list of answers.
+(the server's is kept in memory while recording, never stored nor shown). Each body is
+handled as ``jsonrpc.py`` says: a batch gets a list of answers up to protocol
+2025-03-26 and a 400 with ``-32600`` from 2025-06-18 on; a body that holds no
+message (not JSON, an invalid message) a 400 with the JSON-RPC error.
 """
 
 from __future__ import annotations

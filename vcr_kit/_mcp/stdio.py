@@ -11,8 +11,10 @@ client's ``initialize`` handshake, so it may start mid-session. On replay the se
 never starts (its command need not exist); a miss is answered with a JSON-RPC error
 that names the fixture, so the client shows it.
 
-Notifications and the server's own requests to the client (sampling, roots) are
-relayed while a server runs and dropped otherwise: they are not part of an answer.
+Each line is handled as ``jsonrpc.py`` says (one answer per request, none for a
+notification, ``-32600`` for what is not JSON-RPC, batches by the negotiated protocol
+version). Notifications and the server's own requests to the client (sampling, roots)
+are relayed while a server runs and dropped otherwise: they are not part of an answer.
 """
 
 from __future__ import annotations
