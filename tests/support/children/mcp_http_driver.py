@@ -4,7 +4,8 @@
 ``{"verb": "POST"|"GET"|"DELETE", "body": <JSON>}`` or ``{"verb": "POST", "raw":
 <text>}``, either with ``"headers"`` to add or replace), starts the front, waits for
 its ``vcr_kit mcp on URL`` line, sends each step (with the session id the front last
-gave out), stops the front with SIGTERM and prints ``{"replies": [{"status", "session", "type", "body"}...], "returncode": N}``.
+gave out), stops the front with SIGTERM and prints
+``{"replies": [{"status", "session", "type", "body"}...], "returncode": N}``.
 
 It exists so that replay can run under ``unshare -n``: the client and the front must
 share the network namespace, which the test process does not enter. Standard library
