@@ -24,12 +24,13 @@ import itertools
 import sys
 import threading
 from collections.abc import Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Final
 
 from .._core.config import Mode
 from .._engine.request_body import BODY_TIMEOUT, BadRequest, read_body
+from .._engine.request_head import StrictRequestHandler
 from .fixtures import HANDSHAKE, answer_from_fixtures
 from .jsonrpc import (
     DEFAULT_VERSION,
@@ -195,7 +196,7 @@ class _Server(ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(StrictRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "vcr_kit-mcp"
     server: _Server
@@ -209,7 +210,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         self.connection.settimeout(BODY_TIMEOUT)
         try:
-            body = read_body(self.rfile, self.headers, BODY_TIMEOUT)
+            body = read_body(self.rfile, self.headers, BODY_TIMEOUT,
+                             http10=self.request_version == "HTTP/1.0")  # fmt: skip
         except BadRequest as bad:
             self.close_connection = True  # where the next request starts is unknown
             error = {"code": INVALID_REQUEST["code"], "message": f"vcr_kit: {bad.message}"}
