@@ -151,6 +151,7 @@ class StrictRequestHandler(BaseHTTPRequestHandler):
 
     def parse_request(self) -> bool:
         self.command = ""
+        self.requestline = ""
         self.request_version = "HTTP/1.1"  # an error answer gets a status line, always
         self.close_connection = True
         try:
