@@ -272,11 +272,10 @@ class _Handler(StrictRequestHandler):
         text = message or self.responses.get(code, ("",))[0]
         if code == 501 and self.command:
             text = f"the method {self.command} is not served"
-        error_type = "not_found_error" if code == 501 else "invalid_request_error"
         message = f"vcr_kit proxy cannot read the request: {text}. Nothing was sent upstream."
         self.server.owner.log(message)
         with contextlib.suppress(_ClientGone):
-            body = error_body(error_type, message)
+            body = error_body("invalid_request_error", message)
             self.send_whole(code, [("content-type", "application/json")], body)
 
     def _dispatch(self) -> None:
