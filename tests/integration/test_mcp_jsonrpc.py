@@ -290,7 +290,7 @@ def valid_response_to(response: Any, request_id: Any) -> bool:
     return is_response_object(response) and same_id(response["id"], request_id)
 
 
-@settings(max_examples=examples(150), deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(response=RESPONSES)
 @example(response={"jsonrpc": "2.0", "id": 5})  # neither result nor error: once stored
 @example(response={"jsonrpc": "2.0", "id": 5, "result": {}, "error": {"code": 1, "message": ""}})
