@@ -377,6 +377,20 @@ def test_a_malformed_request_gets_its_4xx_and_the_connection_closed(
     exchange(proxies["live"], [Req()], pipelined=False, live=True)  # still serving
 
 
+def test_a_refused_head_request_gets_no_body(proxies: dict[str, Proxy]) -> None:
+    sock = connect(proxies["live"])
+    try:
+        sock.sendall(b"HEAD /status/200 HTTP/1.1\r\nhost: h\r\nx-a : b\r\n\r\n")
+        parser = h11.Connection(h11.CLIENT)
+        events = read_answer(sock, parser, "HEAD")
+        assert closed(sock)
+        assert parser.trailing_data[0] == b"", "a body after the head of a HEAD's answer"
+    finally:
+        sock.close()
+    assert events[0].status_code == 400
+    assert [e for e in events if isinstance(e, h11.Data)] == []
+
+
 @pytest.mark.parametrize("data", [b"POST /status/200 HTTP/1.1\r\nhost: h\r\n",
                                   HEAD.encode() + b"content-length: 5\r\n\r\nab"])  # fmt: skip
 def test_a_request_that_stops_arriving_gets_a_408(proxies: dict[str, Proxy], data: bytes) -> None:

@@ -183,6 +183,8 @@ class StrictRequestHandler(BaseHTTPRequestHandler):
         if len(raw) > MAX_LINE:
             raise HeadError(414, f"the request line is longer than {MAX_LINE} bytes")
         request_line = _line(raw)
+        if request_line.startswith("HEAD "):  # a refusal to a HEAD must have no body either
+            self.command = "HEAD"
         lines: list[str] = []
         self.connection.settimeout(self.head_timeout)
         try:
