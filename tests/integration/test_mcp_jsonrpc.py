@@ -342,24 +342,48 @@ class _Upstream(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
-def test_the_http_front_stores_no_answer_without_result_or_error(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def recording(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpHttpFront]:
+    """The HTTP front, recording from an upstream that answers ``upstream.answer``."""
     upstream = ThreadingHTTPServer(("127.0.0.1", 0), _Upstream)
-    upstream.answer = {"jsonrpc": "2.0", "id": 5}  # type: ignore[attr-defined]
+    upstream.daemon_threads = True
     threading.Thread(target=upstream.serve_forever, daemon=True).start()
-    folder = tmp_path / "fixtures"
+    folder = tmp_path_factory.mktemp("mcp-record") / "fixtures"
     front = McpHttpFront(f"http://127.0.0.1:{upstream.server_address[1]}/mcp", name=NAME,
                          mode=Mode.RECORD, fixtures_dir=folder)  # fmt: skip
-    try:
-        status, _, body = front.handle_post(line(REQUEST), {})
-    finally:
-        front.stop()
-        upstream.shutdown()
-        upstream.server_close()
+    front.upstream_server = upstream  # type: ignore[attr-defined]
+    yield front
+    front.stop()
+    upstream.shutdown()
+    upstream.server_close()
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(response=RESPONSES, number=st.integers())
+@example(response={"jsonrpc": "2.0", "id": 5}, number=0)  # neither result nor error: once stored
+def test_the_http_front_stores_only_a_valid_response(
+    recording: McpHttpFront, response: Any, number: int
+) -> None:
+    request = {**REQUEST, "params": {"name": "now", "arguments": {"n": number}}}
+    recording.upstream_server.answer = response  # type: ignore[attr-defined]
+    path = fixture(mcp_stored_request(NAME, request), FIXTURE_NAME, mode=Mode.RECORD,
+                   fixtures_dir=recording.fixtures_dir).path  # fmt: skip
+    path.unlink(missing_ok=True)
+    status, _, body = recording.handle_post(line(request), {})
     assert status == 200
-    assert json.loads(body) == {"jsonrpc": "2.0", "id": 5, "error": {"code": -32000, "message":
-        f"vcr_kit: the MCP server {NAME!r} answered 'tools/call' with no valid JSON-RPC "
-        'response (it has neither "result" nor "error"); nothing was stored'}}  # fmt: skip
-    assert not folder.exists() or entries(folder) == []
+    answer = json.loads(body)
+    assert_answer(answer, ("answer", 5))
+    if valid_response_to(response, 5):
+        assert answer == {"jsonrpc": "2.0", "id": 5, **{k: v for k, v in response.items()
+                                                         if k in ("result", "error")}}  # fmt: skip
+        assert path.exists()
+    else:
+        assert answer["error"]["code"] == -32000, answer
+        assert not path.exists(), response
+    if response == {"jsonrpc": "2.0", "id": 5}:
+        assert answer["error"]["message"] == (
+            f"vcr_kit: the MCP server {NAME!r} answered 'tools/call' with no valid JSON-RPC "
+            'response (it has neither "result" nor "error"); nothing was stored')
 
 
 def test_a_fixture_holding_no_valid_answer_is_an_error_not_replayed(tmp_path: Path) -> None:
