@@ -27,6 +27,8 @@ from vcr_kit._core.config import Mode
 from vcr_kit._mcp.stdio import McpRelay
 
 SERVER = ROOT / "examples" / "claude_code" / "clock_server.py"
+#: Answers ``tools/call`` with neither ``result`` nor ``error``.
+BARE = ROOT / "tests" / "support" / "children" / "mcp_bare_server.py"
 MISSING = "Fixture missing: {}. Re-run the tests with VCR_RECORD=1, then commit the result."
 
 HANDSHAKE = [
@@ -160,6 +162,24 @@ class McpRelayTest(unittest.TestCase):
             "its output is on stderr",
         )
         self.assertEqual(list(self.fixtures.glob("mcp-*.json")), [])
+
+    def test_an_object_id_is_refused_and_the_next_request_answered(self) -> None:
+        # Once a TypeError that ended the relay: the next request got no answer.
+        object_id = {"jsonrpc": "2.0", "id": {"a": 1}, "method": "tools/list"}
+        ping = {"jsonrpc": "2.0", "id": 3, "method": "ping"}
+        answers = self.relay([HANDSHAKE[0], object_id, call(2, "now"), ping], server=BARE,
+                             mode="record")  # fmt: skip
+        self.assertEqual(answers[0]["result"]["serverInfo"]["name"], "bare")
+        self.assertEqual(answers[1], {"jsonrpc": "2.0", "id": None,
+                                      "error": {"code": -32600, "message": "Invalid Request"}})
+        # An answer with neither result nor error is the client's error, and not stored.
+        self.assertEqual(answers[2], {"jsonrpc": "2.0", "id": 2, "error": {"code": -32000,
+            "message": "vcr_kit: the MCP server 'clock' answered 'tools/call' with no valid "
+                       'JSON-RPC response (it has neither "result" nor "error"); nothing was '
+                       "stored"}})  # fmt: skip
+        self.assertEqual(answers[3], {"jsonrpc": "2.0", "id": 3, "result": {}})
+        self.assertEqual(len(answers), 4)
+        self.assertEqual(len(list(self.fixtures.glob("mcp-*.json"))), 2)  # initialize, ping
 
 
 @pytest.mark.child

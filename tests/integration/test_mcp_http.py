@@ -241,15 +241,33 @@ class McpHttpTest(unittest.TestCase):
         self.assertEqual((empty["status"], empty["body"]), (400, {
             "jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Invalid Request"}}))
 
-    def test_a_batch_gets_its_answers_in_a_list(self) -> None:
-        batch = [post([INITIALIZE, INITIALIZED, call(2, "now"), call(3, "dice", sides=6)]),
-                 post([INITIALIZED])]  # fmt: skip
+    def test_a_batch_gets_its_answers_in_a_list_under_2025_03_26(self) -> None:
+        old = {"MCP-Protocol-Version": "2025-03-26"}
+        initialize = {**INITIALIZE, "params": {**INITIALIZE["params"],  # type: ignore[dict-item]
+                                               "protocolVersion": "2025-03-26"}}  # fmt: skip
+        batch = [{**post(initialize), "headers": old},
+                 {**post([INITIALIZED, call(2, "now"), call(3, "dice", sides=6)]), "headers": old},
+                 {**post([INITIALIZED]), "headers": old}]  # fmt: skip
         with McpHttpServer(token=TOKEN) as server:
             recorded = self.drive(batch, server.url, mode="record")
         self.assertEqual(recorded[0]["session"], "vcr-kit-session-1")
-        self.assertEqual([a["id"] for a in recorded[0]["body"]], [0, 2, 3])
-        self.assertEqual((recorded[1]["status"], recorded[1]["body"]), (202, None))
+        self.assertEqual(recorded[0]["body"]["result"]["protocolVersion"], "2025-03-26")
+        self.assertEqual([a["id"] for a in recorded[1]["body"]], [2, 3])
+        self.assertEqual((recorded[2]["status"], recorded[2]["body"]), (202, None))
         self.assertEqual(self.drive(batch, server.url, ci=True), recorded)
+
+    def test_a_batch_is_refused_with_an_error_from_2025_06_18(self) -> None:
+        # Changed behaviour (issue 29.5): batches were removed in 2025-06-18; a batch
+        # under it once got a list of answers, now the spec's -32600, never silence.
+        with McpHttpServer(token=TOKEN) as server:
+            replies = self.drive([post(INITIALIZE), post([call(2, "now")]), post([INITIALIZED])],
+                                 server.url, mode="record")  # fmt: skip
+        self.assertEqual(server.calls, [])
+        for reply in replies[1:]:
+            self.assertEqual((reply["status"], reply["body"]), (400, {
+                "jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message":
+                "Invalid Request: JSON-RPC batches are not allowed in MCP protocol version "
+                "2025-06-18 (only up to 2025-03-26); send each message alone"}}))  # fmt: skip
 
     def test_a_get_is_405_and_a_delete_ends_the_session(self) -> None:
         got, first, second, deleted = self.drive(

@@ -23,6 +23,7 @@ MAX_BODY: Final = 512 * 1024 * 1024
 _READ_PIECE: Final = 1024 * 1024
 #: A chunk-size line longer than this is no chunk size.
 _MAX_LINE: Final = 4096
+_MAX_TRAILERS: Final = 100
 _PREFIX: Final = "vcr_kit proxy cannot read the request: "
 _NOTHING_SENT: Final = " Nothing was sent upstream."
 
@@ -46,12 +47,13 @@ class BadRequest(Exception):
         self.message = message
 
 
-def read_body(rfile: Reader, headers: Message, timeout: float) -> bytes:
-    """The request body, as ``headers`` frame it; ``BadRequest`` when they frame it
-    wrongly, when it ends early, or when it stops arriving (the caller's socket times
-    out after ``timeout`` seconds without a byte)."""
+def read_body(rfile: Reader, headers: Message, timeout: float, *, http10: bool = False) -> bytes:
+    """The request body, as ``headers`` frame it (RFC 9112 §6.3; ``http10``: the
+    request is HTTP/1.0); ``BadRequest`` when they frame it wrongly, when it ends
+    early, or when it stops arriving (the caller's socket times out after ``timeout``
+    seconds without a byte)."""
     try:
-        if "chunked" in headers.get("transfer-encoding", "").lower():
+        if _chunked(headers, http10):
             return _read_chunked(rfile)
         return _read_exactly(rfile, _content_length(headers), "Content-Length")
     except TimeoutError:
@@ -74,6 +76,38 @@ def _too_large(size: str) -> BadRequest:
         f"{_PREFIX}its body{size} is larger than the proxy takes ({MAX_BODY} bytes)."
         f"{_NOTHING_SENT}",
     )
+
+
+def _chunked(headers: Message, http10: bool) -> bool:
+    """Whether the body is chunked; ``BadRequest`` for a Transfer-Encoding that leaves
+    the body's length in doubt, which RFC 9112 §6.1 and §6.3 have a server refuse."""
+    given = headers.get_all("transfer-encoding") or []
+    if not given:
+        return False
+    shown = ", ".join(given)
+    if http10:
+        raise _bad_framing(
+            f"An HTTP/1.0 request has Transfer-Encoding {shown!r}, which HTTP/1.0 does not "
+            "have (RFC 9112 §6.1)."
+        )
+    if headers.get_all("content-length"):
+        raise _bad_framing(
+            f"The request has both Transfer-Encoding {shown!r} and Content-Length "
+            "(RFC 9112 §6.3): send one of them."
+        )
+    codings = [c.strip().lower() for value in given for c in value.split(",") if c.strip()]
+    if not codings or codings[-1] != "chunked" or codings.count("chunked") > 1:
+        raise _bad_framing(
+            f"Transfer-Encoding {shown!r} does not end in chunked, once (RFC 9112 §6.3)."
+        )
+    if len(codings) > 1:
+        raise BadRequest(
+            501,
+            "invalid_request_error",
+            f"{_PREFIX}Transfer-Encoding {shown!r}: the proxy decodes chunked alone."
+            f"{_NOTHING_SENT}",
+        )
+    return True
 
 
 def _content_length(headers: Message) -> int:
@@ -120,9 +154,10 @@ def _read_chunked(rfile: Reader) -> bytes:
             raise _bad_framing(f"Chunk size {shown!r} is not a hexadecimal number of bytes.")
         size = int(text, 16)
         if size == 0:
-            while rfile.readline(_MAX_LINE).strip():  # trailers, then the blank line
-                pass
-            return b"".join(parts)
+            for _ in range(_MAX_TRAILERS):  # trailers (dropped: never forwarded), a blank line
+                if not rfile.readline(_MAX_LINE).strip():
+                    return b"".join(parts)
+            raise _bad_framing(f"The chunked body has more than {_MAX_TRAILERS} trailer lines.")
         total += size
         if total > MAX_BODY:
             raise _too_large("")

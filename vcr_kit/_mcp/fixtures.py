@@ -15,14 +15,15 @@ from pathlib import Path
 from typing import Any, Final
 
 from .._core.config import Mode
+from .._core.paths import display_path
 from .._engine.cassette import fixture
 from ..errors import VCRError
+from .jsonrpc import response_problem
 
 __all__ = [
     "FIXTURE_NAME",
     "HANDSHAKE",
     "MISS_CODE",
-    "PARSE_ERROR",
     "Unanswered",
     "answer_from_fixtures",
     "error_answer",
@@ -35,8 +36,6 @@ FIXTURE_NAME: Final = "mcp"
 MISS_CODE: Final = -32000
 #: What a client says before anything else; a server started mid-session hears it first.
 HANDSHAKE: Final = ("initialize", "notifications/initialized")
-#: JSON-RPC's answer to a message that is not JSON.
-PARSE_ERROR: Final = {"code": -32700, "message": "Parse error"}
 
 
 class Unanswered(Exception):
@@ -63,17 +62,35 @@ def answer_from_fixtures(
     server: str,
     mode: Mode,
     fixtures_dir: str | Path | None,
-    ask: Callable[[dict[str, Any]], dict[str, Any]],
+    ask: Callable[[dict[str, Any]], Any],
 ) -> dict[str, Any]:
     """The ``result`` or ``error`` of ``request``: replayed, else ``ask(request)``
-    (the server's answer without its id), recorded. A miss, a refused write or an
-    ``Unanswered`` is a JSON-RPC error for the client, never an exception."""
+    (the server's whole response), recorded when it is a valid response to it. A miss,
+    a refused write, an ``Unanswered``, an invalid response or a fixture that holds no
+    valid answer is a JSON-RPC error for the client, never an exception."""
     key = mcp_stored_request(server, request)
+
+    def live() -> dict[str, Any]:
+        response = ask(request)
+        problem = response_problem(response, request["id"])
+        if problem is not None:
+            raise Unanswered(
+                f"the MCP server {server!r} answered {request['method']!r} with no valid "
+                f"JSON-RPC response ({problem}); nothing was stored"
+            )
+        return {k: v for k, v in response.items() if k in ("result", "error")}
+
     try:
         with fixture(key, FIXTURE_NAME, mode=mode, fixtures_dir=fixtures_dir) as f:
-            answer: dict[str, Any] = f.play(lambda: ask(request))
-            return answer
+            answer: Any = f.play(live)
     except VCRError as exc:
         return error_answer(exc.message)
     except Unanswered as exc:
         return error_answer(str(exc))
+    # A fixture written by an earlier version (or by hand) may hold no valid answer.
+    checked = {**answer, "jsonrpc": "2.0", "id": None} if isinstance(answer, dict) else answer
+    problem = response_problem(checked, None)
+    if problem is not None:
+        return error_answer(f"fixture {display_path(f.path)} holds no valid JSON-RPC answer "
+                            f"({problem}); delete it and record again")  # fmt: skip
+    return {k: v for k, v in answer.items() if k in ("result", "error")}

@@ -11,25 +11,38 @@ What the client sees, whatever the server did: each request's answer as one JSON
 body (a client accepts JSON or SSE alike), 202 for notifications and answers, 405 for
 a GET (no server-to-client stream: what a server says unasked is not part of an
 answer), and on ``initialize`` a session id of vcr_kit's own, ``vcr-kit-session-<n>``
-(the server's is kept in memory while recording, never stored nor shown). A batch
-(spec 2025-03-26) gets a list of answers.
+(the server's is kept in memory while recording, never stored nor shown). Each body is
+handled as ``jsonrpc.py`` says: a batch gets a list of answers up to protocol
+2025-03-26 and a 400 with ``-32600`` from 2025-06-18 on; a body that holds no
+message (not JSON, an invalid message) a 400 with the JSON-RPC error.
 """
 
 from __future__ import annotations
 
 import contextlib
 import itertools
-import json
 import sys
 import threading
 from collections.abc import Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Final
 
 from .._core.config import Mode
 from .._engine.request_body import BODY_TIMEOUT, BadRequest, read_body
-from .fixtures import HANDSHAKE, PARSE_ERROR, answer_from_fixtures
+from .._engine.request_head import StrictRequestHandler
+from .fixtures import HANDSHAKE, answer_from_fixtures
+from .jsonrpc import (
+    DEFAULT_VERSION,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    encode,
+    handle,
+    is_request,
+    negotiated,
+    parse,
+    refusal,
+)
 from .upstream import McpUpstream, UpstreamSession
 
 __all__ = ["HOST", "SESSION_PREFIX", "McpHttpFront"]
@@ -37,7 +50,6 @@ __all__ = ["HOST", "SESSION_PREFIX", "McpHttpFront"]
 HOST: Final = "127.0.0.1"
 #: The session ids the front gives out, numbered from 1 in each process.
 SESSION_PREFIX: Final = "vcr-kit-session-"
-_INVALID: Final = {"code": -32600, "message": "Invalid Request"}
 _JSON: Final = ("content-type", "application/json")
 
 #: What ``handle_post`` answers: a status, headers and a body.
@@ -46,10 +58,6 @@ Reply = tuple[int, list[tuple[str, str]], bytes]
 
 def _rpc_error(error: Mapping[str, Any]) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": None, "error": dict(error)}
-
-
-def _encode(payload: Any) -> bytes:
-    return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 class McpHttpFront:
@@ -118,47 +126,60 @@ class McpHttpFront:
     # -- one POST --------------------------------------------------------------------
 
     def handle_post(self, body: bytes, client_headers: Mapping[str, str]) -> Reply:
-        """The reply to one POSTed JSON-RPC message or batch of them."""
+        """The reply to one POSTed JSON-RPC message or batch of them (``jsonrpc.handle``)
+        under the session's negotiated protocol version, else the client's
+        ``MCP-Protocol-Version``, else 2025-03-26 (the spec's assumption)."""
         try:
-            payload = json.loads(body)
+            payload = parse(body)
         except ValueError:
-            return 400, [_JSON], _encode(_rpc_error(PARSE_ERROR))
-        batch = isinstance(payload, list)
-        messages = payload if batch else [payload]
-        if not messages or not all(isinstance(m, dict) for m in messages):
-            return 400, [_JSON], _encode(_rpc_error(_INVALID))
+            return 400, [_JSON], encode(_rpc_error(PARSE_ERROR))
+        session_id = client_headers.get("mcp-session-id")
+        with self.sessions_lock:
+            known = self.sessions.get(session_id)
+        version = ((known.version if known else None)
+                   or client_headers.get("mcp-protocol-version") or DEFAULT_VERSION)  # fmt: skip
+        refused = refusal(payload, version)
+        if refused is not None:  # before a session is given out for it
+            return 400, [_JSON], encode(refused)
         headers = [_JSON]
-        if any(m.get("method") == "initialize" for m in messages):
+        messages = payload if isinstance(payload, list) else [payload]
+        if any(is_request(m) and m["method"] == "initialize" for m in messages):
             session_id, session = self.new_session()
             headers.append(("mcp-session-id", session_id))
         else:
-            session = self.session(client_headers.get("mcp-session-id"))
-        answers = [
-            answer
-            for message in messages
-            if (answer := self.handle_message(session, message, client_headers)) is not None
-        ]
-        if not answers:
+            session = self.session(session_id)
+        reply = handle(
+            payload, version=version,
+            answer=lambda request: self.answer(session, request, client_headers),
+            tell=lambda message: self.tell(session, message, client_headers),
+        )  # fmt: skip
+        if reply.refused:
+            return 400, [_JSON], encode(reply.body)
+        if reply.body is None:
             return 202, [], b""
-        return 200, headers, _encode(answers if batch else answers[0])
+        return 200, headers, encode(reply.body)
 
-    def handle_message(
+    def answer(
+        self, session: UpstreamSession, request: dict[str, Any], client_headers: Mapping[str, str]
+    ) -> dict[str, Any]:
+        """A request's ``result`` or ``error``: replayed, else recorded."""
+        if request["method"] in HANDSHAKE:
+            session.handshake.append(request)
+        answer = answer_from_fixtures(
+            request, server=self.name, mode=self.mode, fixtures_dir=self.fixtures_dir,
+            ask=lambda request: self.upstream.ask(session, request, client_headers),
+        )  # fmt: skip
+        session.version = negotiated(request, answer) or session.version
+        return answer
+
+    def tell(
         self, session: UpstreamSession, message: dict[str, Any], client_headers: Mapping[str, str]
-    ) -> dict[str, Any] | None:
-        """A request's answer; None for a notification or an answer of the client's."""
-        method = message.get("method")
-        if method in HANDSHAKE:
+    ) -> None:
+        """A notification, or an answer of the client's: the server's, if recording
+        started its session."""
+        if message.get("method") in HANDSHAKE:
             session.handshake.append(message)
-        if isinstance(method, str) and "id" in message:
-            answer = answer_from_fixtures(
-                message, server=self.name, mode=self.mode, fixtures_dir=self.fixtures_dir,
-                ask=lambda request: self.upstream.ask(session, request, client_headers),
-            )  # fmt: skip
-            return {"jsonrpc": "2.0", "id": message["id"], **answer}
-        if isinstance(method, str) or "id" in message:
-            self.upstream.tell(session, message, client_headers)
-            return None
-        return _rpc_error(_INVALID)
+        self.upstream.tell(session, message, client_headers)
 
 
 class _Server(ThreadingHTTPServer):
@@ -175,7 +196,7 @@ class _Server(ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(StrictRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "vcr_kit-mcp"
     server: _Server
@@ -189,11 +210,12 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         self.connection.settimeout(BODY_TIMEOUT)
         try:
-            body = read_body(self.rfile, self.headers, BODY_TIMEOUT)
+            body = read_body(self.rfile, self.headers, BODY_TIMEOUT,
+                             http10=self.request_version == "HTTP/1.0")  # fmt: skip
         except BadRequest as bad:
             self.close_connection = True  # where the next request starts is unknown
-            error = {"code": _INVALID["code"], "message": f"vcr_kit: {bad.message}"}
-            self.reply(bad.status, [_JSON], _encode(_rpc_error(error)))
+            error = {"code": INVALID_REQUEST["code"], "message": f"vcr_kit: {bad.message}"}
+            self.reply(bad.status, [_JSON], encode(_rpc_error(error)))
             return
         finally:
             with contextlib.suppress(OSError):

@@ -11,25 +11,40 @@ client's ``initialize`` handshake, so it may start mid-session. On replay the se
 never starts (its command need not exist); a miss is answered with a JSON-RPC error
 that names the fixture, so the client shows it.
 
-Notifications and the server's own requests to the client (sampling, roots) are
-relayed while a server runs and dropped otherwise: they are not part of an answer.
+Each line is handled as ``jsonrpc.py`` says (one answer per request, none for a
+notification, ``-32600`` for what is not JSON-RPC, batches by the negotiated protocol
+version). Notifications and the server's own requests to the client (sampling, roots)
+are relayed while a server runs and dropped otherwise: they are not part of an answer.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import subprocess
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 from queue import Queue
-from typing import IO, Any
+from typing import IO, Any, Final
 
 from .._core.config import Mode
-from .fixtures import HANDSHAKE, PARSE_ERROR, Unanswered, answer_from_fixtures
+from .fixtures import HANDSHAKE, Unanswered, answer_from_fixtures
+from .jsonrpc import (
+    DEFAULT_VERSION,
+    PARSE_ERROR,
+    encode,
+    handle,
+    is_response,
+    negotiated,
+    parse,
+    valid_id,
+)
 
 __all__ = ["McpRelay"]
+
+
+#: What the client reader puts in the inbox when the client's input has ended.
+_END: Final = object()
 
 
 class _ServerGone(Unanswered):
@@ -66,6 +81,9 @@ class McpRelay:
         self.server_reader: threading.Thread | None = None
         #: The client's handshake, given again to a server started mid-session.
         self.handshake: list[dict[str, Any]] = []
+        #: The MCP protocol version ``initialize`` settled (None before): it says
+        #: whether a batch is answered or refused.
+        self.version: str | None = None
 
     # -- the client side ---------------------------------------------------------
 
@@ -76,65 +94,69 @@ class McpRelay:
         server's requests (roots, sampling) must reach the server while a request of
         the client's waits for the server. Its requests are answered one at a time.
         """
-        inbox: Queue[dict[str, Any] | None] = Queue()
+        inbox: Queue[Any] = Queue()
         reader = threading.Thread(target=self.read_client, args=(inbox,), daemon=True,
                                   name="vcr_kit mcp client")  # fmt: skip
         reader.start()
         try:
-            while (message := inbox.get()) is not None:
-                self.from_client(message)
+            while (payload := inbox.get()) is not _END:
+                self.from_client(payload)
         finally:
             self.stop_server()
         return 0
 
-    def read_client(self, inbox: Queue[dict[str, Any] | None]) -> None:
+    def read_client(self, inbox: Queue[Any]) -> None:
         try:
             for line in self.client_in:
                 if not line.strip():
                     continue
                 try:
-                    message = json.loads(line)
+                    payload = parse(line)
                 except ValueError:
                     self.to_client({"jsonrpc": "2.0", "id": None, "error": PARSE_ERROR})
                     continue
-                if not isinstance(message, dict):
-                    continue
-                if "method" not in message:  # the client's answer to a request of the server's
-                    self.to_server(message)
+                if is_response(payload):  # the client's answer to a request of the server's
+                    self.to_server(payload)  # now: a request of the client's may wait on it
                 else:
-                    inbox.put(message)
+                    inbox.put(payload)
         finally:
-            inbox.put(None)
+            inbox.put(_END)
 
-    def from_client(self, message: dict[str, Any]) -> None:
-        method = message["method"]
-        if method in HANDSHAKE:
+    def from_client(self, payload: Any) -> None:
+        """Answer one message or batch of the client's (``jsonrpc.handle``)."""
+        reply = handle(payload, version=self.version or DEFAULT_VERSION,
+                       answer=self.answer, tell=self.tell)  # fmt: skip
+        if reply.body is not None:
+            self.to_client(reply.body)
+
+    def tell(self, message: dict[str, Any]) -> None:
+        """A notification, or an answer of the client's: the server's, if one runs."""
+        if message.get("method") in HANDSHAKE:
             self.handshake.append(message)
-        if "id" not in message:  # a notification: nothing to answer
-            self.to_server(message)
-            return
-        self.to_client({"jsonrpc": "2.0", "id": message["id"], **self.answer(message)})
+        self.to_server(message)
 
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
         """The ``result`` or ``error`` of ``request``: replayed, else recorded."""
-        return answer_from_fixtures(
+        if request["method"] in HANDSHAKE:
+            self.handshake.append(request)
+        answer = answer_from_fixtures(
             request, server=self.name, mode=self.mode, fixtures_dir=self.fixtures_dir,
             ask=self.ask_server,
         )  # fmt: skip
+        self.version = negotiated(request, answer) or self.version
+        return answer
 
-    def to_client(self, message: dict[str, Any]) -> None:
-        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    def to_client(self, message: Any) -> None:
         with self.write_lock:
-            self.client_out.write(data + b"\n")
+            self.client_out.write(encode(message) + b"\n")
             self.client_out.flush()
 
     # -- the server side ---------------------------------------------------------
 
     def ask_server(self, request: dict[str, Any]) -> dict[str, Any]:
-        """Send ``request`` to the server (started if need be); its answer without id."""
+        """Send ``request`` to the server (started if need be); its whole response."""
         self.start_server(request)
-        answer = self.exchange(request)
-        return {k: v for k, v in answer.items() if k in ("result", "error")}
+        return self.exchange(request)
 
     def exchange(self, request: dict[str, Any]) -> dict[str, Any]:
         waiting: Queue[dict[str, Any] | None] = Queue(maxsize=1)
@@ -188,9 +210,8 @@ class McpRelay:
         server = self.server
         if server is None or server.stdin is None or server.poll() is not None:
             return  # replaying: nobody to tell
-        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         try:
-            server.stdin.write(data + b"\n")
+            server.stdin.write(encode(message) + b"\n")
             server.stdin.flush()
         except OSError:
             pass  # it exited: the reader answers every waiting request
@@ -201,12 +222,13 @@ class McpRelay:
             return
         for line in server.stdout:
             try:
-                message = json.loads(line)
+                message = parse(line)
             except ValueError:
                 continue  # not a message: MCP servers must log to stderr, some do not
             if not isinstance(message, dict):
                 continue
-            if "method" not in message and "id" in message:
+            # An id that is no JSON-RPC id (an object) can answer nothing of the client's.
+            if "method" not in message and valid_id(message.get("id")):
                 with self.pending_lock:
                     waiting = self.pending.get(message["id"])
                 if waiting is not None:

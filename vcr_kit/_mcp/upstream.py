@@ -16,7 +16,6 @@ the first time a request must be recorded: the server hears the client's
 from __future__ import annotations
 
 import contextlib
-import json
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ from typing import Any, Final
 
 from .._core.httplib import sdk_library
 from .fixtures import Unanswered
+from .jsonrpc import encode, parse
 
 __all__ = ["ACCEPT", "McpUpstream", "UpstreamSession", "sse_messages"]
 
@@ -44,6 +44,8 @@ class UpstreamSession:
     handshake: list[dict[str, Any]] = field(default_factory=list)
     started: bool = False
     upstream_id: str | None = None
+    #: The MCP protocol version the session's ``initialize`` settled (None before).
+    version: str | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -55,7 +57,7 @@ def sse_messages(lines: Iterable[str]) -> Iterator[Any]:
         if line.strip() == "":
             if data:
                 try:
-                    message = json.loads("\n".join(data))
+                    message = parse("\n".join(data))
                 except ValueError:
                     message = None  # not JSON-RPC: a keep-alive, a server's own note
                 if message is not None:
@@ -84,8 +86,8 @@ class McpUpstream:
     def ask(
         self, session: UpstreamSession, request: dict[str, Any], client_headers: Mapping[str, str]
     ) -> dict[str, Any]:
-        """``request``'s answer from the server, its id left out (``Unanswered`` when the
-        server cannot be reached or fails); the server's session started first."""
+        """The server's whole response to ``request`` (``Unanswered`` when the server
+        cannot be reached or fails); the server's session started first."""
         with session.lock:
             if not session.started:
                 for message in session.handshake:  # the server must know the client first
@@ -97,7 +99,7 @@ class McpUpstream:
         if answer is None:
             raise Unanswered(f"the MCP server at {self.url} answered {request['method']!r} "
                              "with no JSON-RPC answer")  # fmt: skip
-        return {k: v for k, v in answer.items() if k in ("result", "error")}
+        return answer
 
     def tell(
         self, session: UpstreamSession, message: dict[str, Any], client_headers: Mapping[str, str]
@@ -133,7 +135,7 @@ class McpUpstream:
     ) -> dict[str, Any] | None:
         """POST ``message``; the server's answer to it, or None (a notification's 202)."""
         method = message.get("method", "an answer")
-        body = json.dumps(message, ensure_ascii=False).encode("utf-8")
+        body = encode(message)
         headers = self.headers_for(session, client_headers)
         try:
             with self.client.stream("POST", self.url, content=body, headers=headers) as response:
@@ -156,7 +158,7 @@ class McpUpstream:
             messages: Iterable[Any] = sse_messages(response.iter_lines())
         else:
             try:
-                payload = json.loads(response.read())
+                payload = parse(response.read())
             except ValueError:
                 raise Unanswered(f"the MCP server at {self.url} answered {request['method']!r} "
                                  f"with a body that is not JSON ({content_type or 'no type'})"
@@ -165,7 +167,7 @@ class McpUpstream:
         for message in messages:
             if not isinstance(message, dict) or "method" in message:
                 continue  # the server's notification or request: not the answer
-            if message.get("id") == request["id"]:
+            if message.get("id") == request["id"]:  # its validity is judged by the caller
                 return message
         raise Unanswered(f"the MCP server at {self.url} ended its answer to "
                          f"{request['method']!r} without a JSON-RPC answer")  # fmt: skip

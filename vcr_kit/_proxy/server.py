@@ -25,7 +25,7 @@ import socket
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
@@ -38,6 +38,7 @@ from .._engine.faults import decide
 from .._engine.live import add_local_proxy, remove_local_proxy
 from .._engine.recorder import NOT_RECORDED, HttpRecorder
 from .._engine.request_body import BODY_TIMEOUT, BadRequest, read_body
+from .._engine.request_head import StrictRequestHandler
 from .._ledger.notes import Event, note
 from ..errors import VCRError
 from .cloud_upstream import CloudUpstreams, without_client_credentials
@@ -222,13 +223,18 @@ class _Server(ThreadingHTTPServer):
                 connection.shutdown(socket.SHUT_RDWR)
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(StrictRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "vcr_kit-proxy"
     server: _Server
+    #: How the body of the answer being sent is framed (``send_head``): "length",
+    #: "chunked", "close" (an HTTP/1.0 client: the body ends when the connection
+    #: does) or "none" (HEAD, 1xx, 204, 304: no body at all, RFC 9112 §6.3).
+    framing = "length"
 
     def setup(self) -> None:
         super().setup()
+        self.head_timeout = self.server.owner.body_timeout
         with self.server.state:
             self.server.connections.add(self.connection)
 
@@ -243,6 +249,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         self._dispatch()
 
+    def do_HEAD(self) -> None:
+        self._dispatch()
+
     def do_POST(self) -> None:
         self._dispatch()
 
@@ -254,6 +263,20 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_DELETE(self) -> None:
         self._dispatch()
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """An answer of the proxy's own before any request is dispatched (a request head
+        RFC 9112 refuses, a method not served): in the API's error shape, and the
+        connection closed (where the next request starts is unknown)."""
+        self.close_connection = True
+        text = message or self.responses.get(code, ("",))[0]
+        if code == 501 and self.command:
+            text = f"the method {self.command} is not served"
+        message = f"vcr_kit proxy cannot read the request: {text}. Nothing was sent upstream."
+        self.server.owner.log(message)
+        with contextlib.suppress(_ClientGone):
+            body = error_body("invalid_request_error", message)
+            self.send_whole(code, [("content-type", "application/json")], body)
 
     def _dispatch(self) -> None:
         with self.server.state:
@@ -283,7 +306,8 @@ class _Handler(BaseHTTPRequestHandler):
         timeout = self.server.owner.body_timeout
         self.connection.settimeout(timeout)
         try:
-            return read_body(self.rfile, self.headers, timeout)
+            return read_body(self.rfile, self.headers, timeout,
+                             http10=self.request_version == "HTTP/1.0")  # fmt: skip
         finally:
             with contextlib.suppress(OSError):
                 self.connection.settimeout(None)  # idle keep-alive: closed by stop()
@@ -291,28 +315,46 @@ class _Handler(BaseHTTPRequestHandler):
     # -- writing to the client -------------------------------------------------------
 
     def send_head(self, status: int, headers: list[tuple[str, str]], length: int | None) -> None:
+        """The status line and headers, framed for the body to come (RFC 9112 §6):
+        ``length`` bytes, or (None) a body of unknown length."""
+        if self.command == "HEAD" or status < 200 or status in (204, 304):
+            self.framing = "none"
+        elif length is not None:
+            self.framing = "length"
+        elif self.request_version == "HTTP/1.0":  # no chunked for it (RFC 9112 §6.1)
+            self.framing = "close"
+            self.close_connection = True
+        else:
+            self.framing = "chunked"
         try:
             self.send_response(status)
             for name, value in headers:
                 self.send_header(name, value)
-            if length is None:
+            if self.framing == "length" or (self.command == "HEAD" and length is not None):
+                self.send_header("content-length", str(length))  # HEAD: as a GET would
+            elif self.framing == "chunked":
                 self.send_header("transfer-encoding", "chunked")
-            else:
-                self.send_header("content-length", str(length))
+            if self.close_connection:
+                self.send_header("connection", "close")
+            elif self.request_version == "HTTP/1.0":
+                self.send_header("connection", "keep-alive")
             self.end_headers()
         except OSError as exc:
             raise _ClientGone from exc
 
     def send_chunk(self, data: bytes) -> None:
-        if not data:
+        if not data or self.framing == "none":
             return
         try:
-            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            chunked = self.framing == "chunked"
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data) if chunked else data)
             self.wfile.flush()
         except OSError as exc:
             raise _ClientGone from exc
 
     def end_chunks(self) -> None:
+        if self.framing != "chunked":
+            return
         try:
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
@@ -321,6 +363,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def send_whole(self, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
         self.send_head(status, headers, len(body))
+        if self.framing == "none":
+            return
         try:
             self.wfile.write(body)
             self.wfile.flush()

@@ -2,9 +2,10 @@
 
 ``python mcp_http_driver.py -- FRONT_CMD...`` reads a script from stdin (a JSON list of
 ``{"verb": "POST"|"GET"|"DELETE", "body": <JSON>}`` or ``{"verb": "POST", "raw":
-<text>}``), starts the front, waits for its ``vcr_kit mcp on URL`` line, sends each
-step (with the session id the front last gave out), stops the front with SIGTERM and
-prints ``{"replies": [{"status", "session", "type", "body"}...], "returncode": N}``.
+<text>}``, either with ``"headers"`` to add or replace), starts the front, waits for
+its ``vcr_kit mcp on URL`` line, sends each step (with the session id the front last
+gave out), stops the front with SIGTERM and prints
+``{"replies": [{"status", "session", "type", "body"}...], "returncode": N}``.
 
 It exists so that replay can run under ``unshare -n``: the client and the front must
 share the network namespace, which the test process does not enter. Standard library
@@ -31,6 +32,7 @@ def exchange(url: str, step: dict[str, Any], session: str | None) -> dict[str, A
                "Content-Type": "application/json", "MCP-Protocol-Version": "2025-06-18"}
     if session is not None:
         headers["Mcp-Session-Id"] = session
+    headers.update(step.get("headers", {}))
     body = step["raw"].encode() if "raw" in step else json.dumps(step.get("body")).encode()
     try:
         connection.request(step["verb"], parts.path, body=body if step["verb"] == "POST" else None,
