@@ -15,6 +15,7 @@ from vcr_kit._core.config import faults_from_environment
 from vcr_kit._core.faults import (
     ALWAYS,
     FAULTS,
+    MAX_SECONDS,
     PRESETS,
     Fault,
     Kind,
@@ -38,7 +39,7 @@ _word = st.text(
 ).filter(
     lambda s: s == s.strip()  # an item's edges are trimmed: a value cannot start with a blank
 )
-_seconds = st.floats(min_value=0, max_value=1e6, allow_nan=False, allow_infinity=False)
+_seconds = st.floats(min_value=0, max_value=MAX_SECONDS, allow_nan=False, allow_infinity=False)
 
 
 @st.composite
