@@ -171,6 +171,13 @@ class CurlThroughRunTest(ProxyTestCase):
             cwd=self.tmp, env=env, timeout=60,
         )  # fmt: skip
         self.assertEqual(done.returncode, 0, done.stderr)
+        # Said at start-up: the schedule lasts the proxy's lifetime, not a test's.
+        self.assertEqual(
+            done.stderr.splitlines()[0],
+            "vcr_kit: injecting faults 'rate_limit:2.5'; one schedule for this proxy's "
+            "lifetime: each distinct request meets them once, whichever client sends it "
+            "(restart the proxy to start afresh)",
+        )
         head = done.stdout.split("\n\n", 1)[0]
         self.assertTrue(head.startswith("HTTP/1.1 429 Too Many Requests\n"), head)
         self.assertIn("\nretry-after-ms: 2500\n", head)
