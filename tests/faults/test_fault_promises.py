@@ -32,7 +32,7 @@ from tests.support.children.sdk_scenarios import MODEL, recording_key
 from tests.support.helpers.env import installed, patch_env
 from tests.support.helpers.examples import examples
 from tests.support.servers.loopback_server import LoopbackServer
-from vcr_kit._core.faults import FAULTS, PRESETS, Kind, parse_spec
+from vcr_kit._core.faults import FAULTS, PRESETS, Kind, parse_spec, render_spec
 from vcr_kit._core.httplib import sdk_library
 from vcr_kit._integrations.session import vcr_session
 from vcr_kit._proxy.server import Proxy
@@ -411,6 +411,17 @@ class EverySpecWorksOrIsRefused(_Recorded):
             self.assertTrue(str(exc).startswith(f"faults={spec!r}: "), str(exc))
             return
         self.assert_as_documented(spec, stream)
+
+    @settings(max_examples=examples(300), deadline=None)
+    @given(text=st.lists(st.sampled_from([*_NAMES, *_NUMBERS, *_FILTERS, ":", "*", "@", ","]),
+                         max_size=8).map("".join) | st.text(max_size=30))  # fmt: skip
+    def test_the_parser_answers_any_text_with_a_spec_or_a_config_error(self, text: str) -> None:
+        try:
+            spec = parse_spec(text, "faults")
+        except vcr_kit.ConfigError as exc:
+            self.assertTrue(str(exc).startswith(f"faults={text!r}: "), str(exc))
+            return
+        self.assertEqual(parse_spec(render_spec(spec)), spec)
 
     def test_the_bounds_are_in_the_message(self) -> None:
         with self.assertRaises(vcr_kit.ConfigError) as caught, vcr_kit.faults("rate_limit:1e12"):
