@@ -319,8 +319,10 @@ class FaultsCountWhenMet(_Recorded):
 
 # -- every spec the parser accepts works; any other is a ConfigError naming it ---------
 
-_NUMBERS = ("0", "1", "3", "0.001", "2.5", "86400", "86401", "1e12", "1e400", "-1", "nan",
-            "inf", "1_0", "0x10", "٣", "²", "", "x")  # fmt: skip
+#: The pieces of a spec: mostly well formed (to reach the end-to-end check), some not.
+_SECONDS = ("0", "0.001", "0.01", "1e-9", "2.5", "86400")
+_EVENTS = ("0", "1", "3", "1000000")
+_NUMBERS = ("86401", "1e12", "1e400", "-1", "nan", "inf", "1_0", "0x10", "٣", "²", "", "x")
 _NAMES = (*sorted(FAULTS), *sorted(PRESETS), "overloded", "", " reset ", "cut")
 _COUNTS = ("1", "2", "always", "0", "-1", "1000001", "two", "")
 _FILTERS = ("@model:claude-*", "@model:other-*", "@text:story", "@tool:x", "@every:1",
@@ -330,13 +332,19 @@ _FILTERS = ("@model:claude-*", "@model:other-*", "@text:story", "@tool:x", "@eve
 
 @st.composite
 def _items(draw: st.DrawFn) -> str:
-    text = draw(st.sampled_from(_NAMES))
-    if draw(st.booleans()):
-        text += ":" + draw(st.sampled_from(_NUMBERS))
+    name = draw(st.sampled_from(_NAMES))
+    text = name
+    well_formed = draw(st.integers(0, 4)) > 0
+    kind = FAULTS.get(name)
+    if well_formed and kind is not None and kind.arg:
+        if kind.arg_required or draw(st.booleans()):
+            text += ":" + draw(st.sampled_from(_EVENTS if kind.arg == "int" else _SECONDS))
+    elif not well_formed and draw(st.booleans()):
+        text += ":" + draw(st.sampled_from(_NUMBERS + _SECONDS))
     if draw(st.integers(0, 3)) == 0:
-        text += "*" + draw(st.sampled_from(_COUNTS))
+        text += "*" + draw(st.sampled_from(_COUNTS[:3] if well_formed else _COUNTS))
     for _ in range(draw(st.integers(0, 2))):
-        text += draw(st.sampled_from(_FILTERS))
+        text += draw(st.sampled_from(_FILTERS[:6] if well_formed else _FILTERS))
     return text
 
 
@@ -345,75 +353,89 @@ _SPECS = st.lists(_items(), min_size=1, max_size=3).map(",".join)
 _QUICK = 0.05
 
 
+_CLIENTS = ("sync", "async", *(("aiohttp",) if HAS_AIOHTTP else ()))
+
+
 class EverySpecWorksOrIsRefused(_Recorded):
-    def outcome(self, spec: str, stream: bool) -> tuple[object, list[str]]:
-        client = self.sdk(max_retries=0, timeout=_QUICK)
+    def outcome(self, spec: str, stream: bool, seam: str) -> tuple[object, list[str]]:
+        """What the SDK's ``seam`` client gets under ``spec`` (one attempt), and the
+        faults the plan says it met."""
+
+        async def call_async() -> str:
+            http = {"http_client": anthropic.DefaultAioHttpClient()} if seam == "aiohttp" else {}
+            async with anthropic.AsyncAnthropic(
+                base_url=NOWHERE, api_key="replay", max_retries=0, timeout=_QUICK, **http
+            ) as client:
+                if not stream:
+                    reply = await client.messages.create(model=MODEL, max_tokens=32, messages=HELLO)
+                    return str(reply.content[0].text)
+                async with client.messages.stream(
+                    model=MODEL, max_tokens=64, messages=STORY
+                ) as events:
+                    return str((await events.get_final_message()).content[0].text)
+
+        def call() -> str:
+            if seam != "sync":
+                return asyncio.run(call_async())
+            client = self.sdk(max_retries=0, timeout=_QUICK)
+            if not stream:
+                reply = client.messages.create(model=MODEL, max_tokens=32, messages=HELLO)
+                return str(reply.content[0].text)
+            with client.messages.stream(model=MODEL, max_tokens=64, messages=STORY) as events:
+                return str(events.get_final_message().content[0].text)
+
         with vcr_kit.faults(spec) as plan:
-            if stream:
-
-                def call() -> str:
-                    with client.messages.stream(
-                        model=MODEL, max_tokens=64, messages=STORY
-                    ) as events:
-                        return str(events.get_final_message().content[0].text)
-
-            else:
-
-                def call() -> str:
-                    return str(
-                        client.messages.create(model=MODEL, max_tokens=32, messages=HELLO)
-                        .content[0]
-                        .text
-                    )
-
             got, _ = _elapsed(call)
         return got, [injected.name for injected in plan.injected]
 
-    def assert_as_documented(self, spec: str, stream: bool) -> None:
-        got, met = self.outcome(spec, stream)
+    def assert_as_documented(self, spec: str, stream: bool, seam: str) -> None:
+        got, met = self.outcome(spec, stream, seam)
         answer = ECHO_STORY if stream else ECHO_HELLO
+        said = f"{spec!r} ({seam}, stream={stream}): {got!r}"
         if not met:
-            self.assertEqual(got, answer, f"{spec!r}: no fault met, yet {got!r}")
+            self.assertEqual(got, answer, f"no fault met: {said}")
             return
-        self.assertEqual(len(met), 1)  # one attempt, no retries: one fault at most
+        self.assertEqual(len(met), 1, said)  # one attempt, no retries: one fault at most
         name = met[0]
         kind = FAULTS[name]
         lib = sdk_library()
         if kind.kind is Kind.API:
-            self.assertIsInstance(got, anthropic.APIStatusError, spec)
-            self.assertEqual(got.status_code, kind.status, spec)  # type: ignore[union-attr]
+            self.assertIsInstance(got, anthropic.APIStatusError, said)
+            self.assertEqual(got.status_code, kind.status, said)  # type: ignore[union-attr]
         elif name == "read_timeout":
-            self.assertIsInstance(got, anthropic.APITimeoutError, spec)
+            self.assertIsInstance(got, anthropic.APITimeoutError, said)
         elif kind.kind is Kind.TRANSPORT:
-            self.assertIs(type(got), anthropic.APIConnectionError, spec)
-        elif name == "cut_after":
-            self.assertIs(type(got), lib.RemoteProtocolError, spec)
+            self.assertIs(type(got), anthropic.APIConnectionError, said)
+        elif name == "cut_after":  # as a real drop reaches each client
+            cut = lib.ReadError if seam == "aiohttp" else lib.RemoteProtocolError
+            self.assertIs(type(got), cut, said)
         elif name == "error_after":
-            self.assertIsInstance(got, anthropic.APIStatusError, spec)
+            self.assertIsInstance(got, anthropic.APIStatusError, said)
         else:  # slow_first, delay: past the client's timeout, its timeout error
             expected = anthropic.APITimeoutError if name == "slow_first" else lib.ReadTimeout
-            self.assertTrue(got == answer or type(got) is expected, f"{spec!r}: {got!r}")
+            self.assertTrue(got == answer or type(got) is expected, said)
 
     @settings(max_examples=examples(60), deadline=None)
-    @given(spec=_SPECS, stream=st.booleans())
-    @example(spec="rate_limit:1e12", stream=False)
-    @example(spec="overloaded:1e308", stream=False)
-    @example(spec="slow_first:86400", stream=True)
-    @example(spec="cut_after:1000000", stream=True)
-    @example(spec="cut_after:٣", stream=True)
-    @example(spec="delay:1e400", stream=True)
+    @given(spec=_SPECS, stream=st.booleans(), seam=st.sampled_from(_CLIENTS))
+    @example(spec="rate_limit:1e12", stream=False, seam="sync")
+    @example(spec="overloaded:1e308", stream=False, seam="async")
+    @example(spec="slow_first:86400", stream=True, seam="sync")
+    @example(spec="cut_after:1000000", stream=True, seam="sync")
+    @example(spec="cut_after:٣", stream=True, seam="sync")
+    @example(spec="delay:1e400", stream=True, seam="sync")
     def test_a_spec_works_end_to_end_or_is_a_config_error_naming_it(
-        self, spec: str, stream: bool
+        self, spec: str, stream: bool, seam: str
     ) -> None:
         try:
             parse_spec(spec, "faults")  # as a block, a marker or VCR_FAULTS parses it
         except vcr_kit.ConfigError as exc:
             self.assertTrue(str(exc).startswith(f"faults={spec!r}: "), str(exc))
             return
-        self.assert_as_documented(spec, stream)
+        self.assert_as_documented(spec, stream, seam)
 
     @settings(max_examples=examples(300), deadline=None)
-    @given(text=st.lists(st.sampled_from([*_NAMES, *_NUMBERS, *_FILTERS, ":", "*", "@", ","]),
+    @given(text=st.lists(st.sampled_from([*_NAMES, *_NUMBERS, *_SECONDS, *_FILTERS, ":",
+                                          "*", "@", ","]),
                          max_size=8).map("".join) | st.text(max_size=30))  # fmt: skip
     def test_the_parser_answers_any_text_with_a_spec_or_a_config_error(self, text: str) -> None:
         try:
