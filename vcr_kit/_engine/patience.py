@@ -38,6 +38,8 @@ class Patience:
     total: float | None = None
     #: What it raises when the whole exchange times out.
     total_error: GiveUp | None = None
+    #: The clock the timeouts run on, and when the exchange started on it.
+    clock: Callable[[], float] = time.monotonic
     started: float = field(default_factory=time.monotonic)
 
     def wait(self, seconds: float, what: str) -> tuple[float, BaseException | None]:
@@ -47,7 +49,7 @@ class Patience:
         if self.read is not None:
             limits.append((self.read, "read timeout", self.read_error))
         if self.total is not None:
-            left = max(0.0, self.total - (time.monotonic() - self.started))
+            left = max(0.0, self.total - (self.clock() - self.started))
             limits.append((left, "total timeout", self.total_error or self.read_error))
         if not limits:
             return seconds, None
