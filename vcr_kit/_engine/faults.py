@@ -2,14 +2,16 @@
 injected fault looks like on the wire.
 
 ``faults("overloaded*2")`` (a block), a test's ``faults=`` (the marker, the
-``VCRTestCase`` attribute) and ``VCR_FAULTS`` (the whole run) all put a ``FaultPlan``
-in force; the innermost wins. Each attempt of a request asks the plan first: a
-fault is answered here (an API error in the API's shape, or the transport
-library's own exception) and the recorder is never asked, so nothing reaches the
-API or the disk; a stream fault takes the recorder's answer and cuts, breaks or
-slows it on its way to the client. Each injected fault is one ``FAULT`` note in the
-ledger, apart from replays. The in-process seams call ``handle``/``ahandle``; the
-proxy (``_proxy/faults.py``) sends the same answers as bytes.
+``VCRTestCase`` attribute) and ``VCR_FAULTS`` (every test, each with a schedule of its
+own) all put a ``FaultPlan`` in force; the innermost wins. Each attempt of a request
+asks the plan first: a fault is answered here (an API error in the API's shape, or the
+transport library's own exception) and the recorder is never asked, so nothing
+reaches the API or the disk; a stream fault takes the recorder's answer and cuts,
+breaks or slows it on its way to the client. A wait ends at the client's own timeout
+(``patience.py``). Each fault the client meets is one ``FAULT`` note in the ledger,
+apart from replays: a stream fault only once the client reads up to it. The
+in-process seams call ``handle``/``ahandle``; the proxy (``_proxy/faults.py``) sends
+the same answers as bytes.
 
 Every piece is built for the request's own library (``httpx2`` or ``httpx``), so
 the SDK converts it exactly as it converts a real failure: a status into its
@@ -127,7 +129,7 @@ def error_event(request_id: str) -> bytes:
     return b"event: error\ndata: " + json.dumps(data).encode("utf-8") + b"\n\n"
 
 
-def transport_error(fault: Fault, request: httpx2.Request, waited: str = "") -> Exception:
+def transport_error(fault: Fault, request: httpx2.Request) -> Exception:
     """The exception the request's library raises for a transport fault."""
     lib = library_of(request)
     if fault.name == "refused":
@@ -138,7 +140,7 @@ def transport_error(fault: Fault, request: httpx2.Request, waited: str = "") -> 
         return lib.RemoteProtocolError(  # type: ignore[no-any-return]
             "Server disconnected without sending a response.", request=request
         )
-    return lib.ReadTimeout(waited or "The read operation timed out", request=request)  # type: ignore[no-any-return]
+    return lib.ReadTimeout("The read operation timed out", request=request)  # type: ignore[no-any-return]
 
 
 def sse_events(content: bytes) -> list[bytes]:
@@ -365,8 +367,8 @@ class Injection:
     request_id: str
     path: Path | None
     plan: FaultPlan
-    request: Any = None
-    _met: bool = False
+    request: httpx2.Request
+    _met: bool = field(default=False, repr=False)
 
     def met(self) -> None:
         """The client met the fault: counted in its plan and noted in the ledger, once."""

@@ -11,7 +11,7 @@ spaced. Every wait ends early when the client hangs up (a client whose own timeo
 ran out) or the proxy stops: the client's timeout is its own, as with a slow server.
 A stream fault counts when the proxy reaches it with the client still there.
 
-``serve`` and ``run`` hold one plan for their lifetime (``lifetime_plan``): each
+``serve`` and ``run`` hold one plan for their lifetime (``lifetime_spec``): each
 distinct request meets its faults once per proxy, whichever process sends it.
 """
 
