@@ -109,8 +109,11 @@ def _patience(session: Any, kwargs: dict[str, Any]) -> Patience:
     ``sock_read`` per read (``SocketTimeoutError``), ``total`` for the whole exchange,
     the answer's body included (``asyncio.TimeoutError``)."""
     import aiohttp
+    from aiohttp.helpers import sentinel
 
-    timeout = kwargs.get("timeout", session.timeout)
+    timeout = kwargs.get("timeout", sentinel)
+    if timeout is sentinel:
+        timeout = session.timeout
     if not isinstance(timeout, aiohttp.ClientTimeout):
         timeout = aiohttp.ClientTimeout(total=timeout)
     socket_timeout = getattr(aiohttp, "SocketTimeoutError", aiohttp.ServerTimeoutError)
