@@ -46,7 +46,9 @@ ECHO_STORY = "Echo: Tell a story to the promises."
 #: Where a replay must never go: nothing listens on the discard port.
 NOWHERE = "http://127.0.0.1:9"
 #: A client's timeout against an injected wait far longer: compared as a ratio.
-TIMEOUT, WAIT = 0.25, 5.0
+TIMEOUT, WAIT = 0.15, 5.0
+#: Through the proxy the first event crosses a real socket: a timeout a loaded machine meets.
+PROXY_TIMEOUT = 0.5
 HAS_AIOHTTP = installed("aiohttp") and installed("anthropic._vendor.httpx_aiohttp")
 
 
@@ -231,7 +233,7 @@ class WaitsEndAtTheClientsTimeout(_Recorded):
                 ).start()  # fmt: skip
                 self.addCleanup(proxy.stop)
                 client = anthropic.Anthropic(
-                    base_url=proxy.url, api_key="replay", max_retries=0, timeout=TIMEOUT
+                    base_url=proxy.url, api_key="replay", max_retries=0, timeout=PROXY_TIMEOUT
                 )
                 self.addCleanup(client.close)
 
