@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -171,12 +173,55 @@ class CurlThroughRunTest(ProxyTestCase):
             cwd=self.tmp, env=env, timeout=60,
         )  # fmt: skip
         self.assertEqual(done.returncode, 0, done.stderr)
+        # Said at start-up: the schedule lasts the proxy's lifetime, not a test's.
+        self.assertEqual(
+            done.stderr.splitlines()[0],
+            "vcr_kit: injecting faults 'rate_limit:2.5'; one schedule for this proxy's "
+            "lifetime: each distinct request meets them once, whichever client sends it "
+            "(restart the proxy to start afresh)",
+        )
         head = done.stdout.split("\n\n", 1)[0]
         self.assertTrue(head.startswith("HTTP/1.1 429 Too Many Requests\n"), head)
         self.assertIn("\nretry-after-ms: 2500\n", head)
         self.assertIn("\nretry-after: 3\n", head)
         self.assertIn("\nanthropic-ratelimit-requests-remaining: 0\n", head)
         self.assertEqual(json_names(self.fixtures), [])
+
+    def test_serve_keeps_vcr_faults_schedule_for_its_lifetime_and_says_so(self) -> None:
+        env = {**environ_without_vcr(), "PYTHONPATH": str(ROOT), "VCR_REPORT": "0",
+               "VCR_FAULTS": "overloaded"}  # fmt: skip
+        served = subprocess.Popen(
+            [sys.executable, "-m", "vcr_kit", "serve", "--fixtures", str(self.fixtures),
+             "--upstream", self.server.url],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        )  # fmt: skip
+        try:
+            assert served.stdout is not None
+            url = served.stdout.readline().strip().rsplit(" ", 1)[1]
+            statuses = []
+            for _ in range(2):  # two clients, as two test processes would be
+                client = anthropic.Anthropic(base_url=url, api_key=self.key, max_retries=0)
+                self.addCleanup(client.close)
+                try:
+                    client.messages.create(model=MODEL, max_tokens=16, messages=HELLO)
+                    statuses.append(200)
+                except anthropic.APIStatusError as exc:
+                    statuses.append(exc.status_code)
+            self.assertEqual(statuses, [529, 200])
+            served.send_signal(signal.SIGTERM)
+            said, _ = served.communicate(timeout=30)
+        finally:
+            if served.poll() is None:
+                served.kill()
+                served.communicate()
+        self.assertEqual(served.returncode, 0)
+        # Said at start-up, after the URL: the schedule lasts the proxy's lifetime.
+        self.assertEqual(
+            said.splitlines()[0],
+            "vcr_kit: injecting faults 'overloaded'; one schedule for this proxy's "
+            "lifetime: each distinct request meets them once, whichever client sends it "
+            "(restart the proxy to start afresh)",
+        )
 
     def test_a_bad_vcr_faults_stops_run_naming_the_value(self) -> None:
         env = {**environ_without_vcr(), "PYTHONPATH": str(ROOT), "VCR_FAULTS": "overloaded*-1"}

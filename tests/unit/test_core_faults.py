@@ -15,6 +15,7 @@ from vcr_kit._core.config import faults_from_environment
 from vcr_kit._core.faults import (
     ALWAYS,
     FAULTS,
+    MAX_SECONDS,
     PRESETS,
     Fault,
     Kind,
@@ -38,7 +39,7 @@ _word = st.text(
 ).filter(
     lambda s: s == s.strip()  # an item's edges are trimmed: a value cannot start with a blank
 )
-_seconds = st.floats(min_value=0, max_value=1e6, allow_nan=False, allow_infinity=False)
+_seconds = st.floats(min_value=0, max_value=MAX_SECONDS, allow_nan=False, allow_infinity=False)
 
 
 @st.composite
@@ -125,17 +126,20 @@ class BadSpecs(unittest.TestCase):
         table = {
             "cut_after": "cut_after needs its N (events): write cut_after:3",
             "slow_first": "slow_first needs its SECONDS: write slow_first:2.5",
-            "cut_after:2.5": "cut_after:2.5 needs a whole number of events",
+            "cut_after:2.5": "cut_after:2.5: N is a whole number of events from 0 to 1000000",
+            "cut_after:1000001": "cut_after:1000001: N is a whole number of events from 0 "
+            "to 1000000",
             "reset:3": "reset takes no argument",
-            "rate_limit:-1": "'-1' is not a number >= 0",
-            "slow_first:nan": "'nan' is not a number >= 0",
+            "rate_limit:-1": "rate_limit:-1: SECONDS is a number from 0 to 86400 (a day)",
+            "rate_limit:1e12": "rate_limit:1e12: SECONDS is a number from 0 to 86400 (a day)",
+            "slow_first:nan": "slow_first:nan: SECONDS is a number from 0 to 86400 (a day)",
             "overloaded*0": "overloaded*0: N is a whole number from 1 to 1000000, or 'always'",
             "overloaded*two": "overloaded*two: N is a whole number from 1 to 1000000, or 'always'",
             "overloaded,,reset": "an empty item (two commas in a row, or one at an end)",
             "overloaded,": "an empty item (two commas in a row, or one at an end)",
             "overloaded@often:2": "'@often:2' is not a filter; the filters are @every:..., "
             "@model:..., @text:..., @tool:..., @chance:..., @seed:...",
-            "overloaded@every:0": "@every:0 needs a whole number >= 1",
+            "overloaded@every:0": "@every:0 needs a whole number from 1 to 1000000",
             "overloaded@chance:0": "@chance:0 needs a probability above 0, at most 1",
             "overloaded@chance:1.5": "@chance:1.5 needs a probability above 0, at most 1",
             "overloaded@seed:3": "@seed needs @chance in 'overloaded@seed:3'",

@@ -20,6 +20,7 @@ from .._core.config import claude_code_clouds
 from .._core.credentials import REPLAY_API_KEY, with_stand_in_key
 from .._ledger.summary import print_summary, summary_line
 from .._proxy.cloud_upstream import CHILD_PATHS
+from .._proxy.faults import lifetime_line, lifetime_spec
 from .._proxy.server import Proxy, ProxyError
 from ..errors import ConfigError
 from ._common import add_store_options, mode_of, on_stop_signals, serve_until_stopped
@@ -58,7 +59,8 @@ def _start(args: argparse.Namespace) -> Proxy | None:
             mode=mode,
             fixtures_dir=args.fixtures,
             upstream=args.upstream,
-            faults=args.faults,
+            # Its own plan, for its lifetime (VCR_FAULTS's too): a test's plan is per test.
+            faults=lifetime_spec(args.faults),
         ).start()
     except (ProxyError, ConfigError) as exc:
         print(f"vcr_kit: {exc.args[-1] if isinstance(exc, ProxyError) else exc}", file=sys.stderr)
@@ -86,6 +88,9 @@ def serve_main(argv: Sequence[str] | None = None) -> int:
 
     def announce() -> None:
         print(f"vcr_kit proxy on {proxy.url}", flush=True)
+        faults_line = lifetime_line(proxy.fault_plan)
+        if faults_line:
+            print(faults_line, flush=True)
         if proxy.needs_stand_in_key():
             print(
                 "vcr_kit: replaying, no key needed: give clients without one "
@@ -142,6 +147,9 @@ def run_main(argv: Sequence[str] | None = None) -> int:
     proxy = _start(args)
     if proxy is None:
         return 1
+    faults_line = lifetime_line(proxy.fault_plan)
+    if faults_line:  # on stderr: the command's own output stays its own
+        print(faults_line, file=sys.stderr, flush=True)
     env = {**os.environ, "ANTHROPIC_BASE_URL": proxy.url}
     if proxy.needs_stand_in_key(env):  # replay needs no key: the child gets the stand-in
         env = with_stand_in_key(env)

@@ -32,6 +32,8 @@ from ..errors import ConfigError
 __all__ = [
     "ALWAYS",
     "FAULTS",
+    "MAX_EVENTS",
+    "MAX_SECONDS",
     "PRESETS",
     "Fault",
     "FaultKind",
@@ -157,6 +159,11 @@ PRESETS: Final[Mapping[str, str]] = {
 
 _FILTERS: Final = ("every", "model", "text", "tool", "chance", "seed")
 _MAX_COUNT: Final = 1_000_000
+#: The longest wait a spec may ask for (``slow_first``, ``delay``, a retry-after): a
+#: day. Beyond it a date or a timer overflows, and no test means to wait that long.
+MAX_SECONDS: Final = 86_400.0
+#: The most events a stream fault may count (``cut_after:N``, ``error_after:N``).
+MAX_EVENTS: Final = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -290,47 +297,52 @@ def _parse_item(item: str) -> Fault:
     return Fault(name, arg, count, **found)
 
 
+def _whole(text: str) -> bool:
+    """``text`` is written in ASCII digits (``str.isdigit`` takes "²" and "٣" too)."""
+    return text.isascii() and text.isdigit()
+
+
 def _number(text: str) -> float:
+    """The number written in ``text``; NaN when it is none (NaN fails every bound)."""
     try:
-        value = float(text)
+        return float(text)
     except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value < 0:
-        raise _Bad(f"{text!r} is not a number >= 0")
-    return value
+        return math.nan
 
 
 def _arg(kind: FaultKind, text: str) -> float:
     if kind.arg == "":
         raise _Bad(f"{kind.name} takes no argument")
-    value = _number(text)
     if kind.arg == "int":
-        if not text.isdigit():
-            raise _Bad(f"{kind.name}:{text} needs a whole number of events")
+        if not _whole(text) or int(text) > MAX_EVENTS:
+            raise _Bad(f"{kind.name}:{text}: N is a whole number of events from 0 to {MAX_EVENTS}")
         return int(text)
+    value = _number(text)
+    if not 0 <= value <= MAX_SECONDS:  # NaN and the infinities fail too
+        raise _Bad(f"{kind.name}:{text}: SECONDS is a number from 0 to {MAX_SECONDS:g} (a day)")
     return value
 
 
 def _count(name: str, text: str) -> int:
     if text == "always":
         return ALWAYS
-    if not text.isdigit() or not 1 <= int(text) <= _MAX_COUNT:
+    if not _whole(text) or not 1 <= int(text) <= _MAX_COUNT:
         raise _Bad(f"{name}*{text}: N is a whole number from 1 to {_MAX_COUNT}, or 'always'")
     return int(text)
 
 
 def _filter_value(key: str, text: str) -> Any:
     if key == "every":
-        if not text.isdigit() or int(text) < 1:
-            raise _Bad(f"@every:{text} needs a whole number >= 1")
+        if not _whole(text) or not 1 <= int(text) <= _MAX_COUNT:
+            raise _Bad(f"@every:{text} needs a whole number from 1 to {_MAX_COUNT}")
         return int(text)
     if key == "seed":
-        if not text.isdigit():
-            raise _Bad(f"@seed:{text} needs a whole number")
+        if not _whole(text) or len(text) > 20:
+            raise _Bad(f"@seed:{text} needs a whole number of at most 20 digits")
         return int(text)
     if key == "chance":
         value = _number(text)
-        if not 0 < value <= 1:
+        if not 0 < value <= 1:  # NaN fails too
             raise _Bad(f"@chance:{text} needs a probability above 0, at most 1")
         return value
     return text

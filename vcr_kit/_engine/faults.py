@@ -2,14 +2,16 @@
 injected fault looks like on the wire.
 
 ``faults("overloaded*2")`` (a block), a test's ``faults=`` (the marker, the
-``VCRTestCase`` attribute) and ``VCR_FAULTS`` (the whole run) all put a ``FaultPlan``
-in force; the innermost wins. Each attempt of a request asks the plan first: a
-fault is answered here (an API error in the API's shape, or the transport
-library's own exception) and the recorder is never asked, so nothing reaches the
-API or the disk; a stream fault takes the recorder's answer and cuts, breaks or
-slows it on its way to the client. Each injected fault is one ``FAULT`` note in the
-ledger, apart from replays. The in-process seams call ``handle``/``ahandle``; the
-proxy (``_proxy/faults.py``) sends the same answers as bytes.
+``VCRTestCase`` attribute) and ``VCR_FAULTS`` (every test, each with a schedule of its
+own) all put a ``FaultPlan`` in force; the innermost wins. Each attempt of a request
+asks the plan first: a fault is answered here (an API error in the API's shape, or the
+transport library's own exception) and the recorder is never asked, so nothing
+reaches the API or the disk; a stream fault takes the recorder's answer and cuts,
+breaks or slows it on its way to the client. A wait ends at the client's own timeout
+(``patience.py``). Each fault the client meets is one ``FAULT`` note in the ledger,
+apart from replays: a stream fault only once the client reads up to it. The
+in-process seams call ``handle``/``ahandle``; the proxy (``_proxy/faults.py``) sends
+the same answers as bytes.
 
 Every piece is built for the request's own library (``httpx2`` or ``httpx``), so
 the SDK converts it exactly as it converts a real failure: a status into its
@@ -38,7 +40,9 @@ from .._core.faults import Fault, Kind, Schedule, Spec, facts_of, parse_spec
 from .._core.http_request import name_and_stored
 from .._core.httplib import library_of
 from .._ledger.notes import Event, note
+from ..errors import ConfigError
 from .live import to_local_proxy
+from .patience import Patience, patience_of
 from .recorder import AsyncLiveSend, HttpRecorder, LiveSend
 from .steps import Pause, Steps, Thunk, run_awaiting, run_blocking
 
@@ -47,6 +51,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CUT_MESSAGE",
+    "MET_WHEN_READ",
     "PLANS",
     "FaultPlan",
     "FaultPlans",
@@ -58,11 +63,11 @@ __all__ = [
     "error_event",
     "faulted_stream",
     "faults",
+    "faults_for_test",
     "handle",
     "in_force",
     "is_faulted",
     "new_request_id",
-    "read_timeout_of",
     "reshaped",
     "sse_events",
     "transport_error",
@@ -72,6 +77,9 @@ __all__ = [
 CUT_MESSAGE: Final = (
     "peer closed connection without sending complete message body (incomplete chunked read)"
 )
+#: Faults a stream meets on its way: given to the client, counted only when it has read
+#: up to them (a client that stops reading first never met the fault).
+MET_WHEN_READ: Final = frozenset({"cut_after", "error_after", "delay"})
 #: The limits the rate-limit headers report (any plausible numbers: the SDK reads none).
 _RATE_LIMITS: Final = (
     ("requests", 50),
@@ -121,7 +129,7 @@ def error_event(request_id: str) -> bytes:
     return b"event: error\ndata: " + json.dumps(data).encode("utf-8") + b"\n\n"
 
 
-def transport_error(fault: Fault, request: httpx2.Request, waited: str = "") -> Exception:
+def transport_error(fault: Fault, request: httpx2.Request) -> Exception:
     """The exception the request's library raises for a transport fault."""
     lib = library_of(request)
     if fault.name == "refused":
@@ -132,14 +140,7 @@ def transport_error(fault: Fault, request: httpx2.Request, waited: str = "") -> 
         return lib.RemoteProtocolError(  # type: ignore[no-any-return]
             "Server disconnected without sending a response.", request=request
         )
-    return lib.ReadTimeout(waited or "The read operation timed out", request=request)  # type: ignore[no-any-return]
-
-
-def read_timeout_of(request: httpx2.Request) -> float | None:
-    """The client's read timeout for ``request`` (None: it waits forever)."""
-    timeout = request.extensions.get("timeout") or {}
-    read = timeout.get("read") if isinstance(timeout, dict) else None
-    return float(read) if read is not None else None
+    return lib.ReadTimeout("The read operation timed out", request=request)  # type: ignore[no-any-return]
 
 
 def sse_events(content: bytes) -> list[bytes]:
@@ -148,12 +149,15 @@ def sse_events(content: bytes) -> list[bytes]:
     return [part + b"\n\n" for part in text.split(b"\n\n") if part.strip()]
 
 
-def faulted_stream(response: httpx2.Response, fault: Fault, request_id: str) -> httpx2.Response:
-    """``response`` (a whole recorded stream) as the client would get it under ``fault``:
-    cut after N events, an error event after N, or a delay between events."""
+def faulted_stream(
+    response: httpx2.Response, injection: Injection, patience: Patience
+) -> httpx2.Response:
+    """``response`` (a whole recorded stream) as the client would get it under the
+    injected fault: cut after N events, an error event after N, or a delay between
+    events, each met (and counted) only when the client reads up to it."""
     lib = library_of(response)
     events = sse_events(response.content)
-    stream = _stream_class(lib)(events, fault, request_id, response.request)
+    stream = _stream_class(lib)(events, injection, patience)
     headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() != "content-length"]
     faulted: httpx2.Response = lib.Response(
         response.status_code, headers=headers, stream=stream, request=response.request
@@ -167,46 +171,44 @@ def is_faulted(response: httpx2.Response) -> bool:
 
 
 class _FaultedEvents:
-    """The events of a faulted stream, for sync and async readers alike."""
+    """The events of a faulted stream, for sync and async readers alike: each step is
+    taken when the client asks for the next piece, so the fault is met when it is read."""
 
     _lib: ModuleType
 
-    def __init__(self, events: list[bytes], fault: Fault, request_id: str, request: Any) -> None:
+    def __init__(self, events: list[bytes], injection: Injection, patience: Patience) -> None:
         self.events = events
-        self.fault = fault
-        self.request_id = request_id
-        self.request = request
+        self.injection = injection
+        self.patience = patience
 
-    def _plan(self) -> Iterator[tuple[float, bytes | Exception]]:
+    def _plan(self) -> Iterator[tuple[float, bytes | BaseException]]:
         """(seconds to wait first, then what to give: bytes, or an exception to raise)."""
-        fault, arg = self.fault, self.fault.value or 0
-        read_timeout = read_timeout_of(self.request)
+        injection = self.injection
+        fault, arg = injection.fault, injection.fault.value or 0
+        request = injection.request
         for index, event in enumerate(self.events):
             if fault.name in ("cut_after", "error_after") and index == int(arg):
+                injection.met()
                 if fault.name == "cut_after":
-                    yield 0.0, self._lib.RemoteProtocolError(CUT_MESSAGE, request=self.request)
+                    yield 0.0, self._lib.RemoteProtocolError(CUT_MESSAGE, request=request)
                 else:
-                    yield 0.0, error_event(self.request_id)
+                    yield 0.0, error_event(injection.request_id)
                 return
-            wait = arg if fault.name == "delay" and index > 0 else 0.0
-            if read_timeout is not None and wait > read_timeout:
-                # The client would give up before the event came: it does, at once.
-                yield (
-                    0.0,
-                    self._lib.ReadTimeout(
-                        f"The read operation timed out (an injected delay of {wait:g} s "
-                        f"passed the client's read timeout of {read_timeout:g} s)",
-                        request=self.request,
-                    ),
-                )
-                return
-            yield wait, event
+            if fault.name == "delay" and index > 0:
+                injection.met()
+                wait, gave_up = self.patience.wait(arg, "the next event")
+                if gave_up is not None:  # the client stops waiting at its timeout
+                    yield wait, gave_up
+                    return
+                yield wait, event
+            else:
+                yield 0.0, event
 
     def __iter__(self) -> Iterator[bytes]:
         for wait, piece in self._plan():
             if wait:
                 time.sleep(wait)
-            if isinstance(piece, Exception):
+            if isinstance(piece, BaseException):
                 raise piece
             yield piece
 
@@ -216,7 +218,7 @@ class _FaultedEvents:
         for wait, piece in self._plan():
             if wait:
                 await anyio.sleep(wait)
-            if isinstance(piece, Exception):
+            if isinstance(piece, BaseException):
                 raise piece
             yield piece
 
@@ -275,7 +277,8 @@ class FaultPlans:
 
     #: The plans of the blocks open now, innermost last.
     stack: list[FaultPlan]
-    #: VCR_FAULTS's plan, by its spec: its schedule lasts the whole run.
+    #: VCR_FAULTS's plan outside tests (``vcr_kit.client()`` in a script, FORCE_VCR), by
+    #: its spec: its schedule lasts the process. A test has a plan of its own.
     from_environment: dict[str, FaultPlan]
 
     def __init__(self) -> None:
@@ -295,6 +298,26 @@ PLANS: Final = FaultPlans()
 
 def _coerce(spec: str | Spec, source: str) -> Spec:
     return parse_spec(spec, source) if isinstance(spec, str) else spec
+
+
+@contextmanager
+def faults_for_test(spec: str | None) -> Iterator[FaultPlan | None]:
+    """A test's faults: its own ``spec``, else ``VCR_FAULTS``'s with a schedule of the
+    test's own, so that what a test meets never depends on the tests that ran before it
+    (in this process, on this xdist worker). None in force: no spec anywhere."""
+    chosen: str | Spec
+    if spec is None:
+        try:
+            chosen = faults_from_environment()
+        except ConfigError:  # each request fails naming the value (active_plan), as before
+            chosen = Spec()
+        if not chosen:
+            yield None
+            return
+    else:
+        chosen = spec
+    with faults(chosen) as plan:
+        yield plan
 
 
 @contextmanager
@@ -336,19 +359,31 @@ def in_force() -> bool:
     return plan is not None and bool(plan.spec)
 
 
-@dataclass(frozen=True)
+@dataclass
 class Injection:
-    """The fault one attempt gets, and where it is noted."""
+    """The fault one attempt gets, and where it is noted once the client meets it."""
 
     fault: Fault
     request_id: str
     path: Path | None
+    plan: FaultPlan
+    request: httpx2.Request
+    _met: bool = field(default=False, repr=False)
+
+    def met(self) -> None:
+        """The client met the fault: counted in its plan and noted in the ledger, once."""
+        if self._met:
+            return
+        self._met = True
+        self.plan.injected.append(Injected(self.fault.name, self.request_id, self.path))
+        note(Event.FAULT, self.path, detail=f"{self.fault.name} ({self.request_id})")
 
 
 def decide(
     request: httpx2.Request, fixtures_dir: Path, plan: FaultPlan | None = None
 ) -> Injection | None:
-    """The fault for this attempt of ``request``, noted in the ledger; None: no fault."""
+    """The fault for this attempt of ``request``; None: no fault. A fault the client
+    meets at once is counted now; one on a stream's way when the client reads up to it."""
     plan = plan or active_plan()
     if plan is None or not plan.spec:  # faults="" turns VCR_FAULTS off for a test
         return None
@@ -362,38 +397,31 @@ def decide(
     fault = plan.schedule.next_fault(facts_of(name, body))
     if fault is None:
         return None
-    path = fixtures_dir / name
-    injection = Injection(fault, new_request_id(), path)
-    plan.injected.append(Injected(fault.name, injection.request_id, path))
-    note(Event.FAULT, path, detail=f"{fault.name} ({injection.request_id})")
+    injection = Injection(fault, new_request_id(), fixtures_dir / name, plan, request)
+    if fault.name not in MET_WHEN_READ:
+        injection.met()
     return injection
 
 
-def _before(injection: Injection, request: httpx2.Request) -> tuple[Any, float]:
+def _before(injection: Injection, patience: Patience) -> tuple[Any, float]:
     """What to do before the recorder is asked: (an answer or exception to give instead,
-    or None; seconds to wait first)."""
-    fault = injection.fault
+    or None; seconds to wait first). An exception after a wait is the client's timeout."""
+    fault, request = injection.fault, injection.request
     if fault.kind.kind is Kind.API:
         status, headers, body = error_answer(fault, injection.request_id)
         lib = library_of(request)
         return lib.Response(status, headers=headers, content=body, request=request), 0.0
-    read_timeout = read_timeout_of(request)
     if fault.kind.kind is Kind.TRANSPORT:
-        waited = ""
-        if fault.name == "read_timeout":
-            limit = f"{read_timeout:g} s" if read_timeout is not None else "none: it waits forever"
-            waited = f"The read operation timed out (injected; the client's read timeout: {limit})"
-        return transport_error(fault, request, waited), 0.0
+        if fault.name != "read_timeout":
+            return transport_error(fault, request), 0.0
+        limit = patience.read if patience.read is not None else patience.total
+        said = f"{limit:g} s" if limit is not None else "none: it waits forever"
+        return patience.gives_up(
+            f"The read operation timed out (injected; the client's read timeout: {said})"
+        ), 0.0
     if fault.name == "slow_first":
-        seconds = fault.value or 0.0
-        if read_timeout is not None and seconds > read_timeout:
-            # The client gives up before the answer starts: it does so now, unslept.
-            message = (
-                f"The read operation timed out (an injected wait of {seconds:g} s for the "
-                f"first byte passed the client's read timeout of {read_timeout:g} s)"
-            )
-            return library_of(request).ReadTimeout(message, request=request), 0.0
-        return None, seconds
+        wait, gave_up = patience.wait(fault.value or 0.0, "the first byte")
+        return gave_up, wait
     return None, 0.0
 
 
@@ -402,44 +430,52 @@ def reshaped(answer: httpx2.Response) -> bool:
     return is_faulted(answer)
 
 
-def _after(injection: Injection, answer: httpx2.Response) -> httpx2.Response:
-    if injection.fault.name in ("cut_after", "error_after", "delay"):
-        return faulted_stream(answer, injection.fault, injection.request_id)
+def _after(injection: Injection, answer: httpx2.Response, patience: Patience) -> httpx2.Response:
+    if injection.fault.name in MET_WHEN_READ:
+        return faulted_stream(answer, injection, patience)
     return answer
 
 
-def _behind(
-    injection: Injection, request: httpx2.Request, answer: Thunk
-) -> Steps[httpx2.Response]:
+def _behind(injection: Injection, answer: Thunk, patience: Patience) -> Steps[httpx2.Response]:
     """The one body of ``handle`` and ``ahandle`` once a fault is decided: its answer
-    given instead, or its wait, then the recorder's answer (``answer``) reshaped."""
-    instead, wait = _before(injection, request)
-    if isinstance(instead, Exception):
+    given instead (after its wait: the client's timeout), or its wait, then the
+    recorder's answer (``answer``) reshaped."""
+    instead, wait = _before(injection, patience)
+    if wait:
+        yield Pause(wait)
+    if isinstance(instead, BaseException):
         raise instead
     if instead is not None:
         response: httpx2.Response = instead
         return response
-    if wait:
-        yield Pause(wait)
     recorded: httpx2.Response = yield answer
-    return _after(injection, recorded)
+    return _after(injection, recorded, patience)
 
 
-def handle(recorder: HttpRecorder, request: httpx2.Request, live: LiveSend) -> httpx2.Response:
-    """``recorder.handle``, behind the faults in force."""
+def handle(
+    recorder: HttpRecorder,
+    request: httpx2.Request,
+    live: LiveSend,
+    patience: Patience | None = None,
+) -> httpx2.Response:
+    """``recorder.handle``, behind the faults in force; ``patience``: the client's
+    timeouts (default: those on ``request``)."""
     injection = decide(request, recorder.settings.fixtures_dir)
     if injection is None:
         return recorder.handle(request, live)
-    return run_blocking(_behind(injection, request, lambda: recorder.handle(request, live)))
+    waits = patience or patience_of(request)
+    return run_blocking(_behind(injection, lambda: recorder.handle(request, live), waits))
 
 
 async def ahandle(
-    recorder: HttpRecorder, request: httpx2.Request, live: AsyncLiveSend
+    recorder: HttpRecorder,
+    request: httpx2.Request,
+    live: AsyncLiveSend,
+    patience: Patience | None = None,
 ) -> httpx2.Response:
-    """``recorder.ahandle``, behind the faults in force."""
+    """``recorder.ahandle``, behind the faults in force; ``patience`` as for ``handle``."""
     injection = decide(request, recorder.settings.fixtures_dir)
     if injection is None:
         return await recorder.ahandle(request, live)
-    return await run_awaiting(
-        _behind(injection, request, lambda: recorder.ahandle(request, live))
-    )
+    waits = patience or patience_of(request)
+    return await run_awaiting(_behind(injection, lambda: recorder.ahandle(request, live), waits))

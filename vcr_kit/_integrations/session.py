@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .._core.config import Mode, activated, load_dotenv_once, test_project_root
 from .._core.credentials import has_real_credentials, platform_stand_ins, stand_in_key_while
-from .._engine.faults import faults as injecting
+from .._engine.faults import faults_for_test
 from .._engine.recorder import HttpRecorder
 from .._ledger import journal as _journal
 from .._seams.intercept import intercepting
@@ -49,7 +49,8 @@ def vcr_session(
     credentials, the journal, and interception of every client's requests to an
     Anthropic host (``hosts`` adds hosts to those); with ``proxy``, also a proxy that
     child processes reach through ``ANTHROPIC_BASE_URL``. ``faults``: a fault spec for
-    this test's requests (instead of ``VCR_FAULTS``'s; "" for none)."""
+    this test's requests (instead of ``VCR_FAULTS``'s; "" for none); either way its
+    schedule is the test's own."""
     if isinstance(hosts, str):
         hosts = [hosts]
     project = test_project_root(test_file)
@@ -59,7 +60,7 @@ def vcr_session(
         _journal.journal() as journal,
         intercepting(HttpRecorder(can_record=can_record), hosts),
         _proxy_for_test() if proxy else nullcontext(),
-        injecting(faults) if faults is not None else nullcontext(),
+        faults_for_test(faults),
     ):
         yield journal
 

@@ -7,7 +7,12 @@ reset for ``reset`` and ``refused``: a listening proxy has already accepted the
 connection, so a refusal is the closest it can give, a reset before any answer);
 ``read_timeout`` holds the connection, answering nothing, until the client gives
 up; a stream fault sends the recorded events cut, broken by an ``error`` event, or
-spaced. Every wait ends early when the client hangs up or the proxy stops.
+spaced. Every wait ends early when the client hangs up (a client whose own timeout
+ran out) or the proxy stops: the client's timeout is its own, as with a slow server.
+A stream fault counts when the proxy reaches it with the client still there.
+
+``serve`` and ``run`` hold one plan for their lifetime (``lifetime_spec``): each
+distinct request meets its faults once per proxy, whichever process sends it.
 """
 
 from __future__ import annotations
@@ -20,13 +25,29 @@ import time
 from typing import Any, Final
 
 from .._core.config import faults_from_environment
-from .._core.faults import parse_spec
-from .._engine.faults import FaultPlan, Injection, error_answer, error_event, sse_events
+from .._core.faults import parse_spec, render_spec
+from .._engine.faults import (
+    MET_WHEN_READ,
+    FaultPlan,
+    Injection,
+    error_answer,
+    error_event,
+    sse_events,
+)
 
-__all__ = ["STREAM_FAULTS", "answer_before", "plan_for", "send_stream", "wait", "whole_answer"]
+__all__ = [
+    "STREAM_FAULTS",
+    "answer_before",
+    "lifetime_line",
+    "lifetime_spec",
+    "plan_for",
+    "send_stream",
+    "wait",
+    "whole_answer",
+]
 
 #: Faults that need the whole answer first (the proxy then does not forward it live).
-STREAM_FAULTS: Final = frozenset({"cut_after", "error_after", "delay"})
+STREAM_FAULTS: Final = MET_WHEN_READ
 #: The longest a held connection waits for its client to give up.
 _LONGEST_HOLD: Final = 600.0
 _TICK: Final = 0.05
@@ -37,6 +58,26 @@ def plan_for(faults: str | None) -> FaultPlan | None:
     (a test's, ``VCR_FAULTS``'s). A bad ``VCR_FAULTS`` stops the proxy from starting."""
     faults_from_environment()
     return None if faults is None else FaultPlan(parse_spec(faults, "--faults"))
+
+
+def lifetime_spec(faults: str | None) -> str | None:
+    """The spec a long-lived proxy (``serve``, ``run``) holds for its lifetime: its
+    ``--faults``, else ``VCR_FAULTS``'s (None: neither)."""
+    if faults is not None:
+        return faults
+    spec = faults_from_environment()
+    return render_spec(spec) if spec else None
+
+
+def lifetime_line(plan: FaultPlan | None) -> str | None:
+    """What ``serve`` and ``run`` say at start-up about the faults they inject."""
+    if plan is None or not plan.spec:
+        return None
+    return (
+        f"vcr_kit: injecting faults {render_spec(plan.spec)!r}; one schedule for this "
+        "proxy's lifetime: each distinct request meets them once, whichever client sends "
+        "it (restart the proxy to start afresh)"
+    )
 
 
 def whole_answer(client: Any, upstream: Any, request: Any, dropped: frozenset[str]) -> Any:
@@ -103,13 +144,18 @@ def send_stream(handler: Any, injection: Injection, answer: Any) -> None:
     handler.send_head(answer.status_code, headers, None)
     for index, event in enumerate(sse_events(answer.content)):
         if fault.name in ("cut_after", "error_after") and index == int(arg):
+            if not _client_gone(handler.connection):  # it read this far: it meets the fault
+                injection.met()
             if fault.name == "cut_after":  # no last chunk: the client sees the body broken off
                 handler.close_connection = True
                 return
             handler.send_chunk(error_event(injection.request_id))
             break
-        if fault.name == "delay" and index and not wait(handler, arg):
-            handler.close_connection = True
-            return
+        if fault.name == "delay" and index:
+            if not _client_gone(handler.connection):
+                injection.met()
+            if not wait(handler, arg):
+                handler.close_connection = True
+                return
         handler.send_chunk(event)
     handler.end_chunks()

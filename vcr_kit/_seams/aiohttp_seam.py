@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 from .._core.httplib import sdk_library
 from .._engine import faults
 from .._engine.live import in_live_call
+from .._engine.patience import Patience
 from .._engine.recorder import HttpRecorder
 from .patches import PATCHES, patch
 from .sdk_errors import delivered
@@ -78,6 +79,7 @@ def _seam(original: Callable[..., Any], current: Callable[[], Interception | Non
         session = current()
         if session is None or in_live_call():
             return await original(self, method, str_or_url, **kwargs)
+        patience = _patience(self, kwargs)  # aiohttp's clock starts as _request is called
         request = _as_request(self, method, str_or_url, kwargs)
         if request is None or not session.wants(request):
             return await original(self, method, str_or_url, **kwargs)
@@ -87,7 +89,7 @@ def _seam(original: Callable[..., Any], current: Callable[[], Interception | Non
             return await _send_live(original, self, sent, passed_on)
 
         with delivered(), _as_aiohttp_errors():
-            answer = await faults.ahandle(session.recorder, request, live)
+            answer = await faults.ahandle(session.recorder, request, live, patience)
         response = _as_client_response(self, request, answer)
         check = kwargs.get("raise_for_status")
         if check is None:
@@ -99,6 +101,30 @@ def _seam(original: Callable[..., Any], current: Callable[[], Interception | Non
         return response
 
     return _request
+
+
+def _patience(session: Any, kwargs: dict[str, Any]) -> Patience:
+    """The request's ``ClientTimeout`` as aiohttp resolves it (the argument, else the
+    session's; a bare number is a total), and what aiohttp raises when each runs out:
+    ``sock_read`` per read (``SocketTimeoutError``), ``total`` for the whole exchange,
+    the answer's body included (``asyncio.TimeoutError``)."""
+    import aiohttp
+    from aiohttp.helpers import sentinel
+
+    timeout = kwargs.get("timeout", sentinel)
+    if timeout is sentinel:
+        timeout = session.timeout
+    if not isinstance(timeout, aiohttp.ClientTimeout):
+        timeout = aiohttp.ClientTimeout(total=timeout)
+    socket_timeout = getattr(aiohttp, "SocketTimeoutError", aiohttp.ServerTimeoutError)
+
+    def read_error(message: str) -> BaseException:
+        return socket_timeout(f"Timeout on reading data from socket ({message})")
+
+    def total_error(message: str) -> BaseException:
+        return asyncio.TimeoutError(message)
+
+    return Patience(timeout.sock_read, read_error, timeout.total, total_error)
 
 
 def _as_request(session: Any, method: str, str_or_url: Any, kwargs: dict[str, Any]) -> Any:
@@ -186,12 +212,16 @@ def _as_client_response(session: Any, request: httpx2.Request, answer: httpx2.Re
     response._headers = CIMultiDictProxy(CIMultiDict(headers))
     response._raw_headers = tuple((k.encode("latin-1"), v.encode("latin-1")) for k, v in headers)
     protocol = ResponseHandler(loop=loop)
-    stream = StreamReader(protocol, 2**16, loop=loop)
-    if faults.reshaped(answer):  # an injected stream fault: fed as it would arrive
+    if faults.reshaped(answer):  # an injected stream fault: fed as the client reads
         # A reader waits for more only while its protocol is connected.
         protocol.connection_made(_NoSocket())
-        PATCHES.hold(loop.create_task(_feed(stream, answer)))  # not collected mid-way
+        wanted = asyncio.Event()
+        stream: StreamReader = _paced_reader_class(StreamReader)(
+            protocol, 2**16, loop=loop, wanted=wanted
+        )
+        PATCHES.hold(loop.create_task(_feed(stream, answer, wanted)))  # not collected mid-way
     else:
+        stream = StreamReader(protocol, 2**16, loop=loop)
         stream.feed_data(answer.content)
         stream.feed_eof()
     response.content = stream
@@ -214,9 +244,37 @@ class _NoSocket(asyncio.Transport):
         pass
 
 
-async def _feed(stream: Any, answer: httpx2.Response) -> None:
+def _paced_reader_class(base: type[Any]) -> type[Any]:
+    """aiohttp's ``StreamReader`` that says when its reader has read all it was given and
+    waits for more (``_wait``, where every read method waits): made once per class."""
+    return PATCHES.made_once(_make_paced_reader, base)
+
+
+def _make_paced_reader(base: type[Any]) -> type[Any]:
+    class PacedReader(base):  # type: ignore[misc]
+        def __init__(self, *args: Any, wanted: asyncio.Event, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self._vcr_wanted = wanted
+
+        async def _wait(self, func_name: str) -> None:
+            self._vcr_wanted.set()
+            await super()._wait(func_name)
+
+    return PacedReader
+
+
+async def _feed(stream: Any, answer: httpx2.Response, wanted: asyncio.Event) -> None:
+    """The faulted stream's pieces, one each time the reader wants more: a fault (a cut,
+    an error event, a delay) is met when the client reads up to it, and not before."""
+    pieces = answer.aiter_raw()
     try:
-        async for chunk in answer.aiter_raw():
+        while True:
+            await wanted.wait()
+            wanted.clear()
+            try:
+                chunk = await pieces.__anext__()
+            except StopAsyncIteration:
+                break
             stream.feed_data(chunk)
     except Exception as exc:
         stream.set_exception(_aiohttp_error(exc))

@@ -140,10 +140,10 @@ class Scenarios:
         return self.run("error_after:3", lambda: self._story(max_retries=0))
 
     def slow_first_token(self) -> Observed:
-        return self.run("slow_first:30", lambda: self._story(max_retries=0, timeout=2.0))
+        return self.run("slow_first:30", lambda: self._story(max_retries=0, timeout=0.2))
 
     def slow_first_then_retry(self) -> Observed:
-        return self.run("slow_first:30", lambda: self._story(max_retries=1, timeout=2.0))
+        return self.run("slow_first:30", lambda: self._story(max_retries=1, timeout=1.0))
 
     def async_retries(self) -> Observed:
         async def call() -> str:
