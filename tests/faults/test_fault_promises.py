@@ -453,7 +453,7 @@ class EverySpecWorksOrIsRefused(_Recorded):
             str(caught.exception),
             "faults='rate_limit:1e12': rate_limit:1e12: SECONDS is a number from 0 to 86400 "
             "(a day). A fault spec is a comma-separated list of NAME, NAME:ARG, NAME*N or "
-            "NAME@FILTER (see README, Testing failure handling).",
+            "NAME@FILTER (see https://vcr-kit.github.io/vcr_kit/faults/).",
         )
 
 
