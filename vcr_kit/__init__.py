@@ -145,3 +145,4 @@ def _forced() -> None:
 
 
 _forced()
+del _forced
