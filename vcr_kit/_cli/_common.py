@@ -137,10 +137,10 @@ def mode_of(args: argparse.Namespace) -> Mode | None:
 def store_settings(args: argparse.Namespace) -> Settings:
     """The settings of a command that serves other processes (``add_store_options``):
     every setting a test reads (``ConfigError`` on a bad one), with the fixtures folder
-    found as every command finds it. A folder not made yet is fine where answers may
-    be recorded; replaying from one is a ``UsageError``."""
+    found as every command finds it. A folder not made yet is fine (the first recording
+    makes it; a fault is answered with none), in a folder that exists."""
     settings = load_settings(mode=mode_of(args))
-    folder = fixtures_folder(args, may_be_made=settings.mode is not Mode.REPLAY)
+    folder = fixtures_folder(args, may_be_made=True)
     return load_settings(mode=settings.mode, fixtures_dir=folder.absolute())
 
 
@@ -148,8 +148,8 @@ def fixtures_folder(args: argparse.Namespace, *, may_be_made: bool = False) -> P
     """The fixtures folder the command line means: ``FOLDER`` or ``--fixtures DIR``, else
     ``VCR_FIXTURES_DIR``, else ``fixtures/`` at the project root (no other setting is
     read). ``UsageError`` saying what is wrong and what to do when it is not a folder
-    vcr_kit can read; ``may_be_made``: one that does not exist yet is fine (a command
-    that records makes it)."""
+    vcr_kit can read; ``may_be_made``: one that does not exist yet is fine if the folder
+    it would be made in does (a command that records makes it)."""
     given = [text for text in (getattr(args, "folder", None), args.fixtures) if text]
     if len(given) == 2 and Path(given[0]).absolute() != Path(given[1]).absolute():
         raise UsageError(
@@ -168,8 +168,14 @@ def fixtures_folder(args: argparse.Namespace, *, may_be_made: bool = False) -> P
         )
     shown = display_path(folder) + (f" ({source or 'the default folder'})" if not given else "")
     if not folder.exists():
-        if may_be_made and not folder.is_symlink():
-            return folder
+        parent = folder.absolute().parent
+        if may_be_made and parent.is_dir() and not folder.is_symlink():
+            return folder  # made by the first answer recorded (a fault needs none)
+        if may_be_made:  # a typo in the path, most likely: nothing would be found there
+            raise UsageError(
+                f"{shown} does not exist, nor does {display_path(parent)}/ where it would "
+                f"be made; {fix}"
+            )
         raise UsageError(f"{shown} does not exist; {fix}")
     if not folder.is_dir():
         raise UsageError(f"{shown} is not a folder; {fix}")
