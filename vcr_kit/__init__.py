@@ -139,9 +139,8 @@ def _forced() -> None:
     import os
 
     if os.environ.get("FORCE_VCR", "").strip():
-        from ._integrations.session import force_on
-
-        force_on()
+        # Loaded by name, as every public name is: the front door sits above the layers.
+        importlib.import_module("._integrations.session", __name__).force_on()
 
 
 _forced()
