@@ -74,7 +74,7 @@ class UnittestSettingsErrorTest(unittest.TestCase):
         if name == "VCR_MODE":
             value, said = mode, f"VCR_MODE={mode!r} is not a mode vcr_kit knows"
         folder = temp_dir(self)
-        result, output = self.run_two_tests(str(folder), **{name: value})
+        result, output = self.run_two_tests(str(folder), **{"VCR_REPORT": "0", name: value})
         self.assertEqual((result.testsRun, len(result.errors), result.failures), (2, 2, []))
         for _, text in result.errors:  # the message alone: no traceback into vcr_kit
             self.assertTrue(text.startswith(f"vcr_kit.errors.ConfigError: {said}"), text)
