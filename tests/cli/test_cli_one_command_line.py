@@ -154,6 +154,15 @@ class EveryVerbTest(unittest.TestCase):
             self.assertEqual(bad, run(*words, VCR_MODE="replay"))
 
 
+class RulesSettingTest(unittest.TestCase):
+    def test_rekey_reads_the_rules_turned_off_and_status_does_not(self) -> None:
+        folder = temp_dir(self)
+        status, out, err = run("rekey", str(folder), VCR_DISABLE_RULES="no_such_rule")
+        self.assertEqual((status, out), (2, ""))
+        self.assertTrue(err.startswith("vcr_kit: VCR_DISABLE_RULES: no rule is named "), err)
+        self.assertEqual(run("status", str(folder), VCR_DISABLE_RULES="no_such_rule")[0], 0)
+
+
 class MessagesTest(unittest.TestCase):
     def setUp(self) -> None:
         self.tmp = temp_dir(self)
