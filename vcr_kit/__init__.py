@@ -130,3 +130,18 @@ __all__ = [
     "streaming_cassette",
     "token_count_cassette",
 ]
+
+
+def _forced() -> None:
+    """``FORCE_VCR`` set: vcr_kit on for this whole process (the clients a script builds
+    itself replay as in a test). Only then is more than the front door loaded; the
+    variable's value is judged by the settings (a typo is a ``ConfigError``)."""
+    import os
+
+    if os.environ.get("FORCE_VCR", "").strip():
+        # Loaded by name, as every public name is: the front door sits above the layers.
+        importlib.import_module("._integrations.session", __name__).force_on()
+
+
+_forced()
+del _forced

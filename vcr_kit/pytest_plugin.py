@@ -9,15 +9,17 @@ are left alone.
 
 from __future__ import annotations
 
+import difflib
 import shlex
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ._core.config import extra_pytest_args, load_settings
+from ._core.config import extra_pytest_args, load_settings, parse_mode
+from ._core.faults import parse_spec
 from ._integrations.pytest_run import SessionTally
 from ._integrations.run_scope import Scope, judge_pytest_args
 from ._integrations.session import vcr_session
@@ -53,9 +55,43 @@ def _vcr_kit_marker(request: pytest.FixtureRequest) -> Iterator[None]:
     if marker is None:
         yield
         return
+    problem = marker_problem(marker.args, marker.kwargs)
+    if problem is not None:  # the test's own words and the valid ones; no traceback
+        pytest.fail(problem, pytrace=False)
     with vcr_session(**marker.kwargs, test_file=request.node.path) as journal:
         request.node.stash[_JOURNAL] = journal
         yield
+
+
+#: The keywords ``@pytest.mark.vcr`` takes: ``vcr_session``'s, but ``test_file``.
+MARKER_KEYWORDS = ("mode", "fixtures_dir", "hosts", "proxy", "faults")
+
+
+def marker_problem(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> str | None:
+    """What is wrong with ``@pytest.mark.vcr(*args, **kwargs)``, said with what the test
+    wrote and what it may write; None when nothing is. A positional argument would be
+    ignored (``vcr("replay")`` would record, and pay): it is refused, as is a keyword
+    the marker does not know."""
+    written = "@pytest.mark.vcr(" + ", ".join(
+        [*(repr(a) for a in args), *(f"{k}={v!r}" for k, v in kwargs.items())]
+    ) + ")"
+    valid = "; its keywords are " + ", ".join(f"{k}=" for k in MARKER_KEYWORDS)
+    if args:
+        hint = f" (mode={args[0]!r}?)" if isinstance(args[0], str) and len(args) == 1 else ""
+        return f"{written}: the marker takes keywords only{hint}{valid}"
+    unknown = [k for k in kwargs if k not in MARKER_KEYWORDS]
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], MARKER_KEYWORDS, n=1)
+        hint = f" (did you mean {close[0]}=?)" if close else ""
+        return f"{written}: unknown keyword {unknown[0]}={hint}{valid}"
+    try:  # a value refused in the test's own words (mode=, not vcr_mode=)
+        if kwargs.get("mode") is not None:
+            parse_mode(kwargs["mode"], "mode")
+        if isinstance(kwargs.get("faults"), str):
+            parse_spec(kwargs["faults"], "faults")
+    except VCRError as exc:
+        return f"{written}: {exc.message}"
+    return None
 
 
 @pytest.fixture

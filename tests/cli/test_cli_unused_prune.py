@@ -122,7 +122,8 @@ class NoRunRecordTest(unittest.TestCase):
     def test_a_missing_folder_is_a_usage_error(self) -> None:
         missing = temp_dir(self) / "nope"
         self.assertEqual(
-            cli("prune", str(missing)), (2, "", f"vcr_kit: {missing} is not a folder\n")
+            cli("prune", str(missing)),
+            (2, "", f"vcr_kit: {missing} does not exist; name the fixtures folder\n"),
         )
 
 

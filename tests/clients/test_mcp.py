@@ -147,8 +147,8 @@ class McpRelayTest(unittest.TestCase):
         self.assertEqual(done.returncode, 2)
         self.assertEqual(
             done.stderr,
-            "usage: python -m vcr_kit mcp [options] (--url URL | -- SERVER_CMD [ARGS...])\n"
-            "python -m vcr_kit mcp: error: no server command given after -- (nor --url)\n",
+            "usage: vcr_kit mcp [options] (--url URL | -- SERVER_CMD [ARGS...])\n"
+            "vcr_kit mcp: error: no server command given after -- (nor --url)\n",
         )
         self.assertEqual(done.stdout, "")
 

@@ -361,7 +361,7 @@ class CommandLineTest(ProxyTestCase):
         )  # fmt: skip
         self.assertEqual(done.returncode, 2)
         self.assertTrue(
-            done.stderr.endswith("python -m vcr_kit run: error: no command given after --\n")
+            done.stderr.endswith("vcr_kit run: error: no command given after --\n")
         )
 
 

@@ -240,7 +240,7 @@ class CurlThroughRunTest(ProxyTestCase):
             env=env,
             timeout=60,
         )
-        self.assertEqual(done.returncode, 1)
+        self.assertEqual(done.returncode, 2)  # a configuration error (issue 30)
         self.assertEqual(
             done.stderr,
             "vcr_kit: VCR_FAULTS='overloaded*-1': overloaded*-1: N is a whole number from 1 to "

@@ -343,7 +343,7 @@ class McpHttpTest(unittest.TestCase):
 
     def test_usage_errors(self) -> None:
         env = {**environ_without_vcr(), "PYTHONPATH": str(ROOT), "VCR_REPORT": "0"}
-        usage = "usage: python -m vcr_kit mcp [options] (--url URL | -- SERVER_CMD [ARGS...])\n"
+        usage = "usage: vcr_kit mcp [options] (--url URL | -- SERVER_CMD [ARGS...])\n"
         for arguments, problem in [
             (["--url", "http://h/mcp", "--", "srv"],
              "give either --url or a server command after --, not both"),
@@ -359,7 +359,7 @@ class McpHttpTest(unittest.TestCase):
                                       cwd=self.base, env=env, capture_output=True, text=True,
                                       check=False, timeout=60)  # fmt: skip
                 self.assertEqual(done.returncode, 2)
-                self.assertEqual(done.stderr, f"{usage}python -m vcr_kit mcp: error: {problem}\n")
+                self.assertEqual(done.stderr, f"{usage}vcr_kit mcp: error: {problem}\n")
 
     def test_a_taken_port_is_said_and_exits_1(self) -> None:
         with McpHttpServer() as server:

@@ -37,6 +37,7 @@ ENVIRONMENT_READERS = {
     "vcr_kit/_store/rescue.py": "XDG_CACHE_HOME, where a paid answer is rescued",
     "vcr_kit/dehydrate.py": "HOME and CLAUDE_CONFIG_DIR, the machine paths it replaces",
     "vcr_kit/_cli/proxy.py": "the environment a child process inherits",
+    "vcr_kit/__init__.py": "whether FORCE_VCR is set at all, before loading the settings",
 }
 
 

@@ -24,7 +24,7 @@ from typing import Any
 from .._core.answer_verdict import IDENTICAL, compare_documents
 from .._core.paths import display_path
 from .._store.scan import read, scan
-from ._common import USAGE_ERROR, fail
+from ._common import USAGE_ERROR, add_fixtures_option, fail, fixtures_folder
 
 NAME = "diff"
 HELP = "what differs between two fixtures, two folders or two git revisions, and its verdict"
@@ -39,9 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--git", action="store_true",
                         help="compare the fixtures folder at revision A with B (or the "
                              "working tree)")
-    parser.add_argument("--fixtures", metavar="DIR",
-                        help="with --git: the fixtures folder (default: VCR_FIXTURES_DIR or "
-                             "fixtures/)")
+    add_fixtures_option(parser, help="with --git: the fixtures folder (default: "
+                        "VCR_FIXTURES_DIR, else fixtures/ at the project root)")
 
 
 def _lines(value: Any) -> list[str]:
@@ -49,6 +48,9 @@ def _lines(value: Any) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.fixtures and not args.git:
+        return fail("diff: --fixtures goes with --git (diff --git REV [REV2] --fixtures DIR)",
+                    USAGE_ERROR)
     if args.git:
         return _git(args)
     if args.a is None or args.b is None:
@@ -121,14 +123,7 @@ def _folders(a: Path, b: Path, name_a: str, name_b: str) -> int:
 def _git(args: argparse.Namespace) -> int:
     if args.a is None:
         return fail("diff --git: name a revision (diff --git REV [REV2])", USAGE_ERROR)
-    if args.fixtures:
-        folder = Path(args.fixtures)
-    else:
-        from .._core.config import load_settings
-
-        folder = load_settings().fixtures_dir
-    if not folder.is_dir():
-        return fail(f"{display_path(folder)} is not a folder", USAGE_ERROR)
+    folder = fixtures_folder(args)  # a UsageError (exit 2) says what is wrong with it
     try:
         top = Path(_run_git(folder, "rev-parse", "--show-toplevel").decode().strip())
         relative = folder.resolve().relative_to(top.resolve()).as_posix()

@@ -40,7 +40,7 @@ from typing import Any, Final
 from filelock import Timeout
 
 from .._core.answer_verdict import IDENTICAL, Verdict, compare_answers
-from .._core.config import base_url, in_ci, load_settings
+from .._core.config import base_url, in_ci, lock_timeout
 from .._core.credentials import live_credential_headers, live_secrets
 from .._core.drift_rules import asked_request, destination, unusable
 from .._core.paths import display_path
@@ -466,7 +466,7 @@ def _write(
     if into is None and not update:
         return []
     secrets = live_secrets()
-    timeout = load_settings().lock_timeout
+    timeout = lock_timeout()  # the one setting --update uses (not VCR_MODE)
     count = 0
     lines: list[str] = []
     taken: dict[Path, str] = {}  # each file written once: two fixtures may ask one request

@@ -1,5 +1,5 @@
-"""``python -m vcr_kit mcp [options] -- SERVER_CMD ARGS...``: a stdio MCP server,
-recorded and replayed; ``python -m vcr_kit mcp --url URL`` the same for a remote one
+"""``vcr_kit mcp [options] -- SERVER_CMD ARGS...``: a stdio MCP server,
+recorded and replayed; ``vcr_kit mcp --url URL`` the same for a remote one
 (``mcp_http.py``).
 
 Put it where the server's command goes (``.mcp.json``'s ``command`` and ``args``):
@@ -16,23 +16,66 @@ import sys
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
-from .._core.config import load_settings
 from .._mcp.stdio import McpRelay
 from ..dehydrate import dehydrate
 from ..errors import ConfigError
-from ._common import add_store_options, mode_of
+from ._common import (
+    UsageError,
+    add_store_options,
+    exit_status,
+    store_settings,
+    usage_error,
+    verb_parser,
+)
 from .mcp_http import default_name, parse_header, serve_http
 
-__all__ = ["mcp_main"]
+__all__ = ["DESCRIPTION", "USAGE", "add_arguments", "mcp_main"]
+
+USAGE = "vcr_kit mcp [options] (--url URL | -- SERVER_CMD [ARGS...])"
+DESCRIPTION = (
+    "Stand in for an MCP server: answer its requests from fixtures, starting SERVER_CMD "
+    "(stdio) or asking URL (Streamable HTTP) only to record."
+)
 
 
 def mcp_main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m vcr_kit mcp",
-        usage="python -m vcr_kit mcp [options] (--url URL | -- SERVER_CMD [ARGS...])",
-        description="Stand in for an MCP server: answer its requests from fixtures, "
-        "starting SERVER_CMD (stdio) or asking URL (Streamable HTTP) only to record.",
+    parser = verb_parser("mcp", usage=USAGE, description=DESCRIPTION)
+    add_arguments(parser)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    split = argv.index("--") if "--" in argv else len(argv)
+    args = parser.parse_args(argv[:split])
+    command = argv[split + 1 :]
+    problem = _usage_problem(args, command)
+    if problem:
+        return usage_error(parser, problem)
+    try:
+        settings = store_settings(args)
+    except (UsageError, ConfigError) as exc:
+        print(f"vcr_kit: {exc.message}", file=sys.stderr)
+        return exit_status(exc)
+    if args.url:
+        headers = dict(pair for text in args.header if (pair := parse_header(text)))
+        return serve_http(args.url, name=args.name or default_name(args.url),
+                          mode=settings.mode, fixtures_dir=settings.fixtures_dir,
+                          port=args.port, headers=headers)  # fmt: skip
+    # The command's paths differ from machine to machine: dehydrated, like a request.
+    name = args.name or dehydrate(" ".join([os.path.basename(command[0]), *command[1:]]))
+    relay = McpRelay(
+        command,
+        name=name,
+        mode=settings.mode,
+        fixtures_dir=settings.fixtures_dir,
+        client_in=sys.stdin.buffer,
+        client_out=sys.stdout.buffer,
     )
+    try:
+        return relay.serve()
+    except KeyboardInterrupt:
+        return 130
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``mcp``'s options (the server's command goes after ``--``)."""
     add_store_options(parser)
     parser.add_argument(
         "--name",
@@ -54,42 +97,6 @@ def mcp_main(argv: Sequence[str] | None = None) -> int:
         help="with --url: a header for the server while recording, such as "
         "'Authorization: Bearer ...' (never stored); may be repeated",
     )  # fmt: skip
-    argv = list(sys.argv[1:] if argv is None else argv)
-    split = argv.index("--") if "--" in argv else len(argv)
-    args = parser.parse_args(argv[:split])
-    command = argv[split + 1 :]
-    problem = _usage_problem(args, command)
-    if problem:
-        parser.print_usage(sys.stderr)
-        print(f"python -m vcr_kit mcp: error: {problem}", file=sys.stderr)
-        return 2
-    try:
-        settings = load_settings(
-            mode=mode_of(args),
-            fixtures_dir=args.fixtures,
-        )
-    except ConfigError as exc:
-        print(f"vcr_kit: {exc}", file=sys.stderr)
-        return 2
-    if args.url:
-        headers = dict(pair for text in args.header if (pair := parse_header(text)))
-        return serve_http(args.url, name=args.name or default_name(args.url),
-                          mode=settings.mode, fixtures_dir=settings.fixtures_dir,
-                          port=args.port, headers=headers)  # fmt: skip
-    # The command's paths differ from machine to machine: dehydrated, like a request.
-    name = args.name or dehydrate(" ".join([os.path.basename(command[0]), *command[1:]]))
-    relay = McpRelay(
-        command,
-        name=name,
-        mode=settings.mode,
-        fixtures_dir=settings.fixtures_dir,
-        client_in=sys.stdin.buffer,
-        client_out=sys.stdout.buffer,
-    )
-    try:
-        return relay.serve()
-    except KeyboardInterrupt:
-        return 130
 
 
 def _usage_problem(args: argparse.Namespace, command: list[str]) -> str | None:

@@ -1,4 +1,4 @@
-"""``python -m vcr_kit serve`` and ``python -m vcr_kit run``: the proxy from a shell.
+"""``vcr_kit serve`` and ``vcr_kit run``: the proxy from a shell.
 
 ``serve`` prints ``vcr_kit proxy on http://127.0.0.1:PORT`` and serves until SIGINT or
 SIGTERM; ``run -- CMD ARGS...`` runs one command with ``ANTHROPIC_BASE_URL`` pointing
@@ -23,16 +23,38 @@ from .._proxy.cloud_upstream import CHILD_PATHS
 from .._proxy.faults import lifetime_line, lifetime_spec
 from .._proxy.server import Proxy, ProxyError
 from ..errors import ConfigError
-from ._common import add_store_options, mode_of, on_stop_signals, serve_until_stopped
+from ._common import (
+    FINDINGS,
+    UsageError,
+    add_store_options,
+    exit_status,
+    mode_of,
+    on_stop_signals,
+    serve_until_stopped,
+    store_settings,
+    usage_error,
+    verb_parser,
+)
 
-__all__ = ["run_main", "serve_main"]
+__all__ = ["RUN_DESCRIPTION", "RUN_USAGE", "SERVE_DESCRIPTION", "add_arguments", "run_main",
+           "serve_main"]  # fmt: skip
+
+SERVE_DESCRIPTION = (
+    "Serve the Anthropic API on 127.0.0.1, recording and replaying fixtures, until Ctrl-C "
+    "or SIGTERM."
+)
+RUN_DESCRIPTION = (
+    "Run CMD with ANTHROPIC_BASE_URL pointing at a record/replay proxy; exit with CMD's status."
+)
+RUN_USAGE = "vcr_kit run [options] -- CMD [ARGS...]"
 
 #: After SIGINT or SIGTERM, how long in-flight requests may finish before their
 #: connections are shut: a stop is asked for now, whatever a client is doing.
 STOP_GRACE = 3.0
 
 
-def _options(parser: argparse.ArgumentParser) -> None:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``serve`` and ``run`` (``run`` takes ``-- CMD ARGS...`` after them)."""
     parser.add_argument(
         "--port", type=int, default=0, help="port to listen on (default: a free one)"
     )
@@ -51,20 +73,25 @@ def _options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _start(args: argparse.Namespace) -> Proxy | None:
+def _start(args: argparse.Namespace) -> Proxy | int:
+    """The proxy started, or the exit status after saying why it is not (2: a usage or
+    configuration error, 1: it cannot listen)."""
     try:
-        mode = mode_of(args)
+        settings = store_settings(args)
         return Proxy(
             port=args.port,
-            mode=mode,
-            fixtures_dir=args.fixtures,
+            mode=mode_of(args),
+            fixtures_dir=settings.fixtures_dir,
             upstream=args.upstream,
             # Its own plan, for its lifetime (VCR_FAULTS's too): a test's plan is per test.
             faults=lifetime_spec(args.faults),
         ).start()
-    except (ProxyError, ConfigError) as exc:
-        print(f"vcr_kit: {exc.args[-1] if isinstance(exc, ProxyError) else exc}", file=sys.stderr)
-        return None
+    except (UsageError, ConfigError) as exc:
+        print(f"vcr_kit: {exc.message}", file=sys.stderr)
+        return exit_status(exc)
+    except ProxyError as exc:
+        print(f"vcr_kit: {exc.args[-1]}", file=sys.stderr)
+        return FINDINGS
 
 
 def _final_summary() -> None:
@@ -75,16 +102,12 @@ def _final_summary() -> None:
 
 
 def serve_main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m vcr_kit serve",
-        description="Serve the Anthropic API on 127.0.0.1, recording and replaying "
-        "fixtures, until Ctrl-C or SIGTERM.",
-    )
-    _options(parser)
+    parser = verb_parser("serve", description=SERVE_DESCRIPTION)
+    add_arguments(parser)
     args = parser.parse_args(argv)
     proxy = _start(args)
-    if proxy is None:
-        return 1
+    if isinstance(proxy, int):
+        return proxy
 
     def announce() -> None:
         print(f"vcr_kit proxy on {proxy.url}", flush=True)
@@ -126,13 +149,8 @@ def _pointed_at(env: dict[str, str], cloud: str, url: str) -> dict[str, str]:
 
 
 def run_main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m vcr_kit run",
-        usage="python -m vcr_kit run [options] -- CMD [ARGS...]",
-        description="Run CMD with ANTHROPIC_BASE_URL pointing at a record/replay proxy; "
-        "exit with CMD's status.",
-    )
-    _options(parser)
+    parser = verb_parser("run", usage=RUN_USAGE, description=RUN_DESCRIPTION)
+    add_arguments(parser)
     argv = list(sys.argv[1:] if argv is None else argv)
     if "--" in argv:
         split = argv.index("--")
@@ -141,12 +159,10 @@ def run_main(argv: Sequence[str] | None = None) -> int:
         command = []
     args = parser.parse_args(argv)
     if not command:
-        parser.print_usage(sys.stderr)
-        print("python -m vcr_kit run: error: no command given after --", file=sys.stderr)
-        return 2
+        return usage_error(parser, "no command given after --")
     proxy = _start(args)
-    if proxy is None:
-        return 1
+    if isinstance(proxy, int):
+        return proxy
     faults_line = lifetime_line(proxy.fault_plan)
     if faults_line:  # on stderr: the command's own output stays its own
         print(faults_line, file=sys.stderr, flush=True)

@@ -20,6 +20,7 @@ import importlib
 import importlib.util
 from pathlib import Path
 
+from .._core.config import rules_turned_off
 from .._core.paths import display_path
 from .._core.schema import CannotRekey, Document, rekeyed
 from .._store.files import mask_request_ids as masked
@@ -87,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
             load_rules(spec)
         except Exception as exc:  # the user's code: any error, reported in one line
             return fail(f"--rules {spec}: {type(exc).__name__}: {exc}", 2)
+    rules_turned_off()  # VCR_DISABLE_RULES, as the tests apply it (a bad name: exit 2)
     fixtures = scan(folder)
     problems: list[str] = []
     plans: dict[Path, list[tuple[Path, Document]]] = {}  # target -> [(source, new doc)]

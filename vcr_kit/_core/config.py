@@ -42,6 +42,7 @@ __all__ = [
     "claude_code_clouds",
     "extra_pytest_args",
     "faults_from_environment",
+    "fixtures_dir_setting",
     "foundry_upstream",
     "host_variables",
     "in_ci",
@@ -49,6 +50,7 @@ __all__ = [
     "in_xdist_worker",
     "is_active",
     "load_settings",
+    "lock_timeout",
     "pure_json_wanted",
     "replay_mode_forced",
     "run_complete_word",
@@ -271,6 +273,24 @@ def load_settings(
         ci_locked=ci_locked,
         lock_timeout=lock_timeout,
     )
+
+
+def fixtures_dir_setting() -> tuple[Path, str | None]:
+    """The fixtures folder outside a test, as ``load_settings`` finds it, reading nothing
+    else (a command that needs only the folder must not fail on a bad ``VCR_MODE``):
+    ``VCR_FIXTURES_DIR`` (relative to the cwd), else ``fixtures/`` at the project root;
+    with the variable that named it (None: the default)."""
+    load_dotenv_once()
+    value = os.environ.get("VCR_FIXTURES_DIR")
+    if value:
+        return Path.cwd() / value, "VCR_FIXTURES_DIR"
+    return project_root() / "fixtures", None
+
+
+def lock_timeout() -> float:
+    """``VCR_LOCK_TIMEOUT`` alone (``lock_timeout_from``), for a command that takes locks."""
+    load_dotenv_once()
+    return lock_timeout_from(os.environ.get("VCR_LOCK_TIMEOUT"))
 
 
 def rules_turned_off() -> tuple[str, ...]:

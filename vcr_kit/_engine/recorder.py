@@ -175,6 +175,7 @@ class HttpRecorder:
         fixture (``looked``: what it parsed). ``live`` sends a request upstream;
         ``whole`` also reads its answer to the end (the one to store)."""
         upstream: list[BaseException] = []
+        path: Path | None = None
         try:
             if to_local_proxy(request):  # the proxy of this process records it
                 passed: httpx2.Response = yield from _live(live, request, upstream)
@@ -218,6 +219,8 @@ class HttpRecorder:
             raise exc from None  # vcr_kit's own word: the caller needs no chain below it
         except Exception as exc:
             if any(exc is seen for seen in upstream):
+                if not to_local_proxy(request):  # an attempt to reach the API: counted too
+                    _note_failed(request, path, exc)
                 raise  # the upstream's own error (a refused connection): the SDK retries it
             raise self._own_fault(exc, request) from exc
 
@@ -342,6 +345,17 @@ def _noted(upstream: list[BaseException]) -> Iterator[None]:
     except BaseException as exc:
         upstream.append(exc)
         raise
+
+
+def _note_failed(request: httpx2.Request, path: Path | None, exc: BaseException) -> None:
+    """An attempt to reach the API that got no answer (refused, a name not found, a
+    timeout): noted as a live call all the same, for "no silent live calls" holds for
+    the attempts too (``assertNoLiveCalls``, the summary)."""
+    why = f"no answer ({type(exc).__name__}: {exc})" if str(exc) else type(exc).__name__
+    if path is None:  # mode off: no fixture to name
+        _note_live(request, None, f"{request.method} {request.url}: {why}")
+    else:
+        _note_live(request, path, f"not recorded: {why}")
 
 
 def _note_live(request: httpx2.Request, path: Path | None = None, why: str = "") -> None:

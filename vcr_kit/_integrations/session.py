@@ -8,19 +8,20 @@ fails or errors.
 
 from __future__ import annotations
 
+import atexit
 import os
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from pathlib import Path
 
-from .._core.config import Mode, activated, load_dotenv_once, test_project_root
+from .._core.config import Mode, activated, flag, load_dotenv_once, test_project_root
 from .._core.credentials import has_real_credentials, platform_stand_ins, stand_in_key_while
 from .._engine.faults import faults_for_test
 from .._engine.recorder import HttpRecorder
 from .._ledger import journal as _journal
 from .._seams.intercept import intercepting
 
-__all__ = ["vcr_session"]
+__all__ = ["force_on", "vcr_session"]
 
 
 @contextmanager
@@ -63,6 +64,20 @@ def vcr_session(
         faults_for_test(faults),
     ):
         yield journal
+
+
+def force_on() -> bool:
+    """``FORCE_VCR=1``: vcr_kit on for the rest of this process, as in a test (the seams
+    installed, the stand-in key set when there is no real one), so that a script's own
+    ``anthropic.Anthropic()`` replays with no key. Called once, by ``import vcr_kit``;
+    the session is closed at exit. Whether it was turned on (a typo in the value is a
+    ``ConfigError``, as everywhere)."""
+    if not flag("FORCE_VCR"):
+        return False
+    session = ExitStack()
+    session.enter_context(vcr_session())
+    atexit.register(session.close)  # also keeps it alive: collected, it would close now
+    return True
 
 
 def _proxy_for_test() -> AbstractContextManager[object]:

@@ -14,7 +14,7 @@ import os
 import sys
 import unittest
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -23,6 +23,7 @@ from .._core.paths import display_path
 from .._ledger import journal as _journal
 from .._ledger import runs as _runs
 from .._seams.transport import async_client, client
+from ..errors import VCRError
 from .session import vcr_session
 from .unittest_run import judged_test
 
@@ -56,7 +57,15 @@ class VCRMixin:
     def run(self, result: unittest.TestResult | None = None) -> unittest.TestResult | None:
         # The run record names the tests that used each fixture (``vcr_kit drift``).
         test_id = self.id() if isinstance(self, unittest.TestCase) else type(self).__qualname__
-        with judged_test(result), _runs.testing(test_id), self._vcr_session():
+        with judged_test(result), _runs.testing(test_id), ExitStack() as session:
+            try:
+                session.enter_context(self._vcr_session())
+            except VCRError as exc:  # a setting vcr_kit refuses (VCR_MODE=bogus): this test's
+                if not isinstance(result, unittest.TestResult) or not isinstance(
+                    self, unittest.TestCase
+                ):
+                    raise  # pytest's unittest support reports it per test itself
+                return _refused(self, result, exc)
             return super().run(result)  # type: ignore[misc, no-any-return]
 
     @contextmanager
@@ -146,6 +155,21 @@ class VCRMixin:
             raise AssertionError(
                 f"vcr_kit: expected replay only, but the API was called: {listing}"
             )
+
+
+def _refused(
+    test: unittest.TestCase, result: unittest.TestResult, exc: VCRError
+) -> unittest.TestResult:
+    """``test`` errors with vcr_kit's message, as a test whose ``setUp`` raised does: the
+    runner goes on to the next test and ends with its summary (an exception out of
+    ``run`` would stop the whole run with a traceback through the runner). No traceback:
+    the message names the setting and what to do."""
+    result.startTest(test)
+    try:
+        result.addError(test, (type(exc), exc, None))  # type: ignore[arg-type]
+    finally:
+        result.stopTest(test)
+    return result
 
 
 def _what(entry: _journal.Entry) -> str:
