@@ -334,4 +334,6 @@ class OptionsTest(_DriftCase):
                 "check would find a file that is no fixture; give a file outside it\n"),
         )
         status, _, err = cli("drift", str(self.work / "missing"))
-        self.assertEqual((status, err), (2, f"vcr_kit: {self.work / 'missing'} is not a folder\n"))
+        self.assertEqual((status, err), (
+            2, f"vcr_kit: {self.work / 'missing'} does not exist; name the fixtures folder\n"
+        ))
