@@ -33,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     how = parser.add_mutually_exclusive_group()
     how.add_argument("--yes", "-y", action="store_true", help="move without asking")
     how.add_argument("--dry-run", "-n", action="store_true", help="only list what would go")
-    how.add_argument("--undo", action="store_true", help="put back the newest prune not yet undone")
+    how.add_argument("--undo", action="store_true", help="put the last prune's files back")
     how.add_argument(
         "--empty-trash", action="store_true", help="delete what earlier prunes moved, for good"
     )
