@@ -10,6 +10,7 @@ are left alone.
 from __future__ import annotations
 
 import shlex
+import unittest
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,7 @@ from ._integrations.run_scope import Scope, judge_pytest_args
 from ._integrations.session import vcr_session
 from ._ledger import journal as _journal
 from ._ledger import runs, summary
+from ._ledger.runs import Verdict
 from .errors import VCRError
 
 _JOURNAL = pytest.StashKey[_journal.Journal]()
@@ -43,7 +45,9 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
     # The run record names the tests that used each fixture (``vcr_kit drift`` shows them).
-    with runs.testing(item.nodeid):
+    cls = getattr(item, "cls", None)
+    testcase = isinstance(cls, type) and issubclass(cls, unittest.TestCase)
+    with runs.testing(item.nodeid, str(item.path), testcase):
         yield
 
 
@@ -140,7 +144,10 @@ def pytest_configure_node(node: Any) -> None:
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     config = session.config
-    config.stash[_RUN_SESSION] = _RunSession(SessionTally.start(_arguments(config), _scope(config)))
+    tally = SessionTally.start(
+        _arguments(config), _scope(config), config.invocation_params.dir, config.rootpath
+    )
+    config.stash[_RUN_SESSION] = _RunSession(tally)
     runs.run_id()  # set before xdist starts its workers, which inherit it
 
 
@@ -177,6 +184,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitC
     also_in = [Path(f) for f in run_session.worker_folders]
     if not verdict.complete:  # a shard's part of a union, even if it used no fixture here
         also_in += _default_folder()
+    if not tally.ran_tests:
+        # No test ran (--co, a selection of nothing): no record, unless a fixture was
+        # used all the same (then what used it must be kept).
+        verdict = Verdict(False, "no test was run", "pytest", tally.command)
+        also_in = []
     runs.set_verdict(verdict, also_in=also_in)
     runs.flush()
     if workeroutput is not None:

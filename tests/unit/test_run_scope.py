@@ -60,6 +60,8 @@ class PytestArgsTest(unittest.TestCase):
                 ("--ignore was given (an option vcr_kit does not know)",
                  "test paths or node ids were given"),
                 ("-k was given",),
+                paths=("tests/x.py",),
+                place=("test paths or node ids were given",),
             ),
         )  # fmt: skip
 

@@ -49,15 +49,15 @@ def run(args: argparse.Namespace) -> int:
         return _empty(folder)
     found = find_unused(folder)
     junk = debris(folder)
-    explain_unknown(found.unknown)
+    explain_unknown(found)
     doomed: list[Path] = [*found.files, *(d.path for d in junk)]
     for path in found.files:
         print(f"unused  {display_path(path)}")
     for item in junk:
         print(f"debris  {display_path(item.path)} ({item.what}, {size(item.size)})")
-    status = 1 if found.unknown else 0
+    status = 1 if found.unknown and not found.runs else 0
     if found.runs:
-        print("\n".join(describe_runs(found.runs, found.later)))
+        print("\n".join(describe_runs(found)))
     if not doomed:
         print("vcr_kit: nothing to prune")
         return status

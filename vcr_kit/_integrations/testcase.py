@@ -56,7 +56,8 @@ class VCRMixin:
     def run(self, result: unittest.TestResult | None = None) -> unittest.TestResult | None:
         # The run record names the tests that used each fixture (``vcr_kit drift``).
         test_id = self.id() if isinstance(self, unittest.TestCase) else type(self).__qualname__
-        with judged_test(result), _runs.testing(test_id), self._vcr_session():
+        file = getattr(sys.modules.get(type(self).__module__), "__file__", None)
+        with judged_test(result), _runs.testing(test_id, file, testcase=True), self._vcr_session():
             return super().run(result)  # type: ignore[misc, no-any-return]
 
     @contextmanager
