@@ -118,6 +118,13 @@ class PartialRunsTest(PruneCase):
         self.unittest("discover", "-p", "test_a*.py")
         with working_dir(self.root):
             _, out, _ = cli("unused")
+        self.assertEqual(
+            out.splitlines()[3],
+            "vcr_kit: 1 later run not complete, so only what it used is kept (vcr_kit unused "
+            "--all-runs lists it)",
+        )
+        with working_dir(self.root):
+            _, out, _ = cli("unused", "--all-runs")
         self.assertRegex(
             out.splitlines()[3],
             r"^vcr_kit: not complete, so only what it used is kept: run \S+, finished "
