@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from ._core.config import extra_pytest_args, load_settings
+from ._core.config import extra_pytest_args, load_settings, mark_xdist_worker
 from ._integrations.pytest_run import SessionTally
 from ._integrations.run_scope import Scope, judge_pytest_args
 from ._integrations.session import vcr_session
@@ -40,6 +40,8 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.stash[_RUN_SESSION] = _RunSession()
     config.pluginmanager.register(_ReportHooks(config), "vcr_kit-report-hooks")
+    if hasattr(config, "workerinput"):  # this very process is an xdist worker
+        mark_xdist_worker()
 
 
 @pytest.hookimpl(hookwrapper=True)

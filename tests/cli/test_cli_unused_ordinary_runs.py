@@ -62,7 +62,9 @@ class ReadmeCommandTest(unittest.TestCase):
         self.assertEqual((status, err), (0, ""), out)
         count = len(list((root / "fixtures").glob("*.json")))
         lines = out.splitlines()
-        self.assertEqual(lines[0], f"vcr_kit: 0 of {count} fixtures unused by the last complete run")
+        self.assertEqual(
+            lines[0], f"vcr_kit: 0 of {count} fixtures unused by the last complete run"
+        )
         self.assertRegex(
             lines[1],
             RUN_LINE + r"'python -m unittest' discover -s examples -t \. -v: complete over the "
@@ -113,7 +115,9 @@ class UnittestRunsTest(SuiteCase):
         self.unittest("discover", "-s", "tests")
         status, out, err = self.unused()
         self.assertEqual((status, err), (0, ""), out)
-        self.assertEqual(out.splitlines()[0], "vcr_kit: 0 of 3 fixtures unused by the last complete run")
+        self.assertEqual(
+            out.splitlines()[0], "vcr_kit: 0 of 3 fixtures unused by the last complete run"
+        )
         self.assertRegex(
             out.splitlines()[1],
             RUN_LINE + r"'python -m unittest' discover -s tests: complete over the TestCase "
