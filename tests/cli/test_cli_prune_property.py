@@ -205,8 +205,10 @@ class PruneAfterGeneratedRunsTest(unittest.TestCase):
             raise AssertionError(done.stdout + done.stderr)
         shutil.rmtree(fixtures / ".runs")  # each example is judged by its own runs only
         shutil.copyfile(fixture_asking(fixtures, "a1"), fixtures / ORPHAN)
-        for stale in STALE:
-            shutil.copyfile(fixture_asking(fixtures, "a1"), fixtures / stale)
+        asked = fixture_asking(fixtures, "a1").read_text(encoding="utf-8")
+        for stale in STALE:  # a question no test asks any more (and not a1's: fixture_asking)
+            text = asked.replace('"Ask for a1"', f'"Ask for {stale}"')
+            (fixtures / stale).write_text(text, encoding="utf-8")
         backdate(fixtures)  # recorded before every run of the examples
         cls.driver = subprocess.Popen(
             [sys.executable, str(DRIVER)],
