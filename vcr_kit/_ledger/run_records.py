@@ -33,7 +33,7 @@ from typing import Any
 
 from .runs import RUNS_FOLDER, Coverage
 
-__all__ = ["Place", "Record", "Run", "judge", "last_complete", "read_runs", "vouches"]
+__all__ = ["Place", "Record", "Run", "judge", "read_runs", "vouches"]
 
 #: A test that used a fixture: its file (absolute) and whether it is a TestCase test.
 Place = tuple[Path, bool]
@@ -181,16 +181,6 @@ def read_runs(folders: Iterable[Path]) -> list[Run]:
             runs.append(run)
     runs.sort(key=lambda r: r.finished)
     return runs
-
-
-def last_complete(folder: Path, runs: Sequence[Run]) -> tuple[Run | None, list[Run]]:
-    """The last complete run with a record in ``folder``, and the runs with a record
-    in it that finished after that one (all of them when none is complete)."""
-    here = [run for run in runs if folder in run.used]
-    for index in range(len(here) - 1, -1, -1):
-        if here[index].complete:
-            return here[index], here[index + 1 :]
-    return None, here
 
 
 def _add_users(run: Run, record: Record) -> None:

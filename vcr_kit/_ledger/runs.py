@@ -202,7 +202,8 @@ def _mark_used(folder: Path, name: str) -> None:
 def testing(test_id: str, file: str | None, testcase: bool) -> Iterator[None]:
     """The fixtures used while the block runs are used by the test ``test_id``, defined
     in ``file`` (a ``unittest.TestCase`` test if ``testcase``)."""
-    place = None if not file else (Path(os.path.abspath(file)), testcase)
+    # Resolved, as the runners' coverage is: one spelling of each path in a record.
+    place = None if not file else (Path(os.path.realpath(file)), testcase)
     with RUN.lock:
         RUN.current_test = test_id
         RUN.current_place = place
