@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import shlex
+import unittest
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,13 +19,14 @@ from typing import Any
 
 import pytest
 
-from ._core.config import extra_pytest_args, load_settings, parse_mode
+from ._core.config import extra_pytest_args, load_settings, mark_xdist_worker, parse_mode
 from ._core.faults import parse_spec
 from ._integrations.pytest_run import SessionTally
 from ._integrations.run_scope import Scope, judge_pytest_args
 from ._integrations.session import vcr_session
 from ._ledger import journal as _journal
 from ._ledger import runs, summary
+from ._ledger.runs import Verdict
 from .errors import VCRError
 
 _JOURNAL = pytest.StashKey[_journal.Journal]()
@@ -40,12 +42,16 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.stash[_RUN_SESSION] = _RunSession()
     config.pluginmanager.register(_ReportHooks(config), "vcr_kit-report-hooks")
+    if hasattr(config, "workerinput"):  # this very process is an xdist worker
+        mark_xdist_worker()
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
     # The run record names the tests that used each fixture (``vcr_kit drift`` shows them).
-    with runs.testing(item.nodeid):
+    cls = getattr(item, "cls", None)
+    testcase = isinstance(cls, type) and issubclass(cls, unittest.TestCase)
+    with runs.testing(item.nodeid, str(item.path), testcase):
         yield
 
 
@@ -72,9 +78,11 @@ def marker_problem(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> str | No
     wrote and what it may write; None when nothing is. A positional argument would be
     ignored (``vcr("replay")`` would record, and pay): it is refused, as is a keyword
     the marker does not know."""
-    written = "@pytest.mark.vcr(" + ", ".join(
-        [*(repr(a) for a in args), *(f"{k}={v!r}" for k, v in kwargs.items())]
-    ) + ")"
+    written = (
+        "@pytest.mark.vcr("
+        + ", ".join([*(repr(a) for a in args), *(f"{k}={v!r}" for k, v in kwargs.items())])
+        + ")"
+    )
     valid = "; its keywords are " + ", ".join(f"{k}=" for k in MARKER_KEYWORDS)
     if args:
         hint = f" (mode={args[0]!r}?)" if isinstance(args[0], str) and len(args) == 1 else ""
@@ -176,7 +184,10 @@ def pytest_configure_node(node: Any) -> None:
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     config = session.config
-    config.stash[_RUN_SESSION] = _RunSession(SessionTally.start(_arguments(config), _scope(config)))
+    tally = SessionTally.start(
+        _arguments(config), _scope(config), config.invocation_params.dir, config.rootpath
+    )
+    config.stash[_RUN_SESSION] = _RunSession(tally)
     runs.run_id()  # set before xdist starts its workers, which inherit it
 
 
@@ -213,6 +224,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitC
     also_in = [Path(f) for f in run_session.worker_folders]
     if not verdict.complete:  # a shard's part of a union, even if it used no fixture here
         also_in += _default_folder()
+    if not tally.ran_tests:
+        # No test ran (--co, a selection of nothing): no record, unless a fixture was
+        # used all the same (then what used it must be kept).
+        verdict = Verdict(False, "no test was run", "pytest", tally.command)
+        also_in = []
     runs.set_verdict(verdict, also_in=also_in)
     runs.flush()
     if workeroutput is not None:

@@ -118,6 +118,13 @@ class PartialRunsTest(PruneCase):
         self.unittest("discover", "-p", "test_a*.py")
         with working_dir(self.root):
             _, out, _ = cli("unused")
+        self.assertEqual(
+            out.splitlines()[3],
+            "vcr_kit: 1 later run not complete, so only what it used is kept (vcr_kit unused "
+            "--all-runs lists it)",
+        )
+        with working_dir(self.root):
+            _, out, _ = cli("unused", "--all-runs")
         self.assertRegex(
             out.splitlines()[3],
             r"^vcr_kit: not complete, so only what it used is kept: run \S+, finished "
@@ -277,7 +284,11 @@ class UndoTest(PruneCase):
 @unittest.skipUnless(importlib.util.find_spec("xdist"), "pytest-xdist is not installed")
 class XdistTest(PruneCase):
     def test_a_whole_xdist_run_is_judged_by_its_controller(self) -> None:
-        self.pytest("-n", "2")
+        done = run_pytest(self.root, self.server.url, "-n", "2", CI="true", VCR_REPORT="1")
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        # one summary line, the controller's: each worker knows it is one
+        summaries = [line for line in done.stderr.splitlines() if " replayed, " in line]
+        self.assertEqual(len(summaries), 1, done.stderr)
         with working_dir(self.root):
             _, out, _ = cli("unused")
         self.assertEqual(out.splitlines()[0], f"fixtures/{ORPHAN}")

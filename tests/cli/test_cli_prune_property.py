@@ -12,6 +12,13 @@ records: the template copied, the records of its runs placed one after another, 
 consecutive runs would leave them. Then ``prune`` runs on the copy. And so that the
 property is not bought by never pruning: when one of the runs narrowed nothing, the
 one fixture no test uses is gone.
+
+And a run vouches for the fixtures whose known users lie inside what it covered: two
+stale fixtures, each known (from an earlier run's record) as used by one test that
+no longer asks for it (test_a1 in tests/test_a.py, test_b1 in tests/test_b.py), are
+gone exactly when a run covered that test's file (a whole run, ``pytest
+tests/test_a.py``, ``python -m unittest discover -s tests``, none of their tests
+skipped or failed, nothing deselected among what they collected).
 """
 
 from __future__ import annotations
@@ -48,6 +55,11 @@ pytestmark = pytest.mark.child
 TESTS = {"a": ["a1", "a2"], "b": ["b1", "b2"], "c": ["c1"]}
 ALL = [name for names in TESTS.values() for name in names]
 ORPHAN = "orphan-0123456789ab.json"
+#: Stale fixtures, each known as used by one test (its id and file) in an earlier run.
+STALE = {
+    "stale-00000000000a.json": ("tests/test_a.py::Suite::test_a1", "a"),
+    "stale-00000000000b.json": ("tests/test_b.py::Suite::test_b1", "b"),
+}
 DRIVER = ROOT / "tests" / "support" / "children" / "run_driver.py"
 
 #: Arguments that narrow the run one way or another, per runner.
@@ -90,6 +102,50 @@ class Run:
     skip: list[str] = field(default_factory=list)
     fail: list[str] = field(default_factory=list)
     narrowed: bool = False
+
+    def covers(self) -> set[str] | None:
+        """The test files (stems) this run ran whole, every test passing: it vouches for
+        the fixtures whose known users are there. None: not told here (--sw)."""
+        if "--sw" in self.args:
+            return None
+        if self.runner == "unittest":
+            narrowing = [o for o in UNITTEST_NARROWING if o != ["discover", "-s", "tests"]]
+            if self.skip or self.fail or any(_has(self.args, o) for o in narrowing):
+                return set()
+            return set(TESTS)
+        if any(_has(self.args, o) for o in PYTEST_HARD):
+            return set()
+        stems = {"a"} if "tests/test_a.py" in self.args else set(TESTS)
+        collected = {name for stem in stems for name in TESTS[stem]}
+        selected = {name for name in collected if _selected(self.args, name)}
+        if selected != collected or collected & {*self.skip, *self.fail}:
+            return set()
+        return stems
+
+
+def _has(args: list[str], option: list[str]) -> bool:
+    return any(args[i : i + len(option)] == option for i in range(len(args)))
+
+
+#: Options that make a pytest run partial whatever passed (--co: no test runs).
+PYTEST_HARD = [
+    ["--ignore=tests/test_b.py"], ["--ignore-glob=*_c.py"],
+    ["tests/test_b.py::Suite::test_b1"], ["-o", "python_files=test_a.py"], ["--co"],
+]  # fmt: skip
+
+
+def _selected(args: list[str], name: str) -> bool:
+    """Whether -k and --deselect in ``args`` keep test ``name`` (as pytest would here)."""
+    keep = True
+    if _has(args, ["-k", "test_a"]):
+        keep = keep and name.startswith("a")
+    if _has(args, ["-k", "a1 or b2"]):
+        keep = keep and name in ("a1", "b2")
+    if _has(args, ["-k", "not b1"]):
+        keep = keep and name != "b1"
+    if _has(args, ["--deselect", "tests/test_a.py::Suite::test_a2"]):
+        keep = keep and name != "a2"
+    return keep
 
 
 @st.composite
@@ -149,6 +205,10 @@ class PruneAfterGeneratedRunsTest(unittest.TestCase):
             raise AssertionError(done.stdout + done.stderr)
         shutil.rmtree(fixtures / ".runs")  # each example is judged by its own runs only
         shutil.copyfile(fixture_asking(fixtures, "a1"), fixtures / ORPHAN)
+        asked = fixture_asking(fixtures, "a1").read_text(encoding="utf-8")
+        for stale in STALE:  # a question no test asks any more (and not a1's: fixture_asking)
+            text = asked.replace('"Ask for a1"', f'"Ask for {stale}"')
+            (fixtures / stale).write_text(text, encoding="utf-8")
         backdate(fixtures)  # recorded before every run of the examples
         cls.driver = subprocess.Popen(
             [sys.executable, str(DRIVER)],
@@ -211,11 +271,23 @@ class PruneAfterGeneratedRunsTest(unittest.TestCase):
             shutil.rmtree(root)
         return self.outcomes[key(run)]
 
-    def generated(self, made: list[Run]) -> tuple[Path, list[int]]:
-        """A copy holding the records of ``made``, as if run one after another in it;
+    def generated(self, made: list[Run], history: bool = True) -> tuple[Path, list[int]]:
+        """A copy holding the records of ``made``, as if run one after another in it
+        (after an earlier partial run that used the stale fixtures, with ``history``);
         and their exit statuses."""
         root = self.copy()
         start = time.time() - 600 * len(made)  # after the fixtures were written
+        if history:
+            earlier = {
+                "run": "earlier", "pid": 1, "started": start - 600, "finished": start - 599,
+                "runner": "pytest", "command": "pytest -k stale", "complete": False,
+                "why": "-k was given", "hard": True, "used": sorted(STALE),
+                "tests": {name: [test] for name, (test, _) in STALE.items()},
+                "test_files": {test: {"file": f"../tests/test_{stem}.py", "testcase": True}
+                               for test, stem in STALE.values()},
+            }  # fmt: skip
+            (root / "fixtures" / ".runs" / "earlier").mkdir(parents=True)
+            (root / "fixtures" / ".runs" / "earlier" / "1.json").write_text(json.dumps(earlier))
         statuses = []
         for index, run in enumerate(made):
             _, status, records = self.outcome(run)
@@ -266,7 +338,7 @@ class PruneAfterGeneratedRunsTest(unittest.TestCase):
         # is the one a run alone leaves (the second is made alone by `generated`).
         first = self.records(real)[:1]
         self.outcomes.setdefault(key(made[0]), (made[0], statuses[0], first))
-        root, generated = self.generated(made)
+        root, generated = self.generated(made, history=False)
         self.assertEqual(statuses, generated)
         self.assertEqual([judgement(r) for r in self.records(real)],
                          [judgement(r) for r in self.records(root)])  # fmt: skip
@@ -290,6 +362,11 @@ class PruneAfterGeneratedRunsTest(unittest.TestCase):
     @example([Run("pytest", ["-p", "no:cacheprovider", "-x"])], [])  # whole: nothing fails
     @example([Run("unittest", ["-v"]), Run("pytest", ["-p", "no:cacheprovider", "-k", "a1"],
                                           narrowed=True)], [])  # fmt: skip
+    # issue 30: a start folder, a test path (one with a -k that keeps all it collected)
+    @example([Run("unittest", ["discover", "-s", "tests"], narrowed=True)], [])
+    @example([Run("pytest", ["-p", "no:cacheprovider", "tests/test_a.py"], narrowed=True)], [])
+    @example([Run("pytest", ["-p", "no:cacheprovider", "-k", "not b1", "tests/test_a.py"],
+                  narrowed=True), Run("unittest", [], fail=["b1"], narrowed=True)], [])  # fmt: skip
     def test_prune_never_removes_a_fixture_a_test_uses(
         self, drawn: list[Run], reuse: list[int]
     ) -> None:
@@ -307,6 +384,11 @@ class PruneAfterGeneratedRunsTest(unittest.TestCase):
             self.assertNotIn(ORPHAN, left, story)
         else:
             self.assertIn(ORPHAN, left, story)
+        covered = [run.covers() for run in made]
+        if None not in covered:  # the run vouches for the users inside what it covered
+            stems = set().union(*covered)  # type: ignore[arg-type]
+            for name, (_, stem) in STALE.items():
+                self.assertEqual(name not in left, stem in stems, f"{name}\n{story}")
         shutil.rmtree(root)
 
 

@@ -68,9 +68,16 @@ class _CannedServer(ThreadingHTTPServer):
 
 
 def message(model: Any = OPUS, text: str = "Hi.") -> dict[str, Any]:
-    return {"id": "msg_01", "type": "message", "role": "assistant", "model": model,
-            "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
-            "stop_sequence": None, "usage": {"input_tokens": 5, "output_tokens": 3}}
+    return {
+        "id": "msg_01",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [{"type": "text", "text": text}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 5, "output_tokens": 3},
+    }
 
 
 def error_body(kind: str) -> bytes:
@@ -78,9 +85,15 @@ def error_body(kind: str) -> bytes:
 
 
 def stored_request(prompt: str = "Say hi.", model: str = OPUS) -> dict[str, Any]:
-    return {"method": "POST", "path": "/v1/messages",
-            "body": {"model": model, "max_tokens": 64,
-                     "messages": [{"role": "user", "content": prompt}]}}
+    return {
+        "method": "POST",
+        "path": "/v1/messages",
+        "body": {
+            "model": model,
+            "max_tokens": 64,
+            "messages": [{"role": "user", "content": prompt}],
+        },
+    }
 
 
 def write_fixture(
@@ -88,17 +101,25 @@ def write_fixture(
 ) -> Path:
     """An HTTP fixture as a recording writes it (named by its request unless ``name``)."""
     path = folder / (name or http_name("POST", request["path"], request))
-    doc = {"vcr_kit_format": 1, "kind": "http", "request": request, "response": response,
-           "usage": [{"model": request["body"]["model"],
-                      "usage": {"input_tokens": 5, "output_tokens": 3}}]}
+    doc = {
+        "vcr_kit_format": 1,
+        "kind": "http",
+        "request": request,
+        "response": response,
+        "usage": [
+            {"model": request["body"]["model"], "usage": {"input_tokens": 5, "output_tokens": 3}}
+        ],
+    }
     path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     return path
 
 
-STORED_400 = {"status": 400, "headers": {"content-type": "application/json"},
-              "body": json.loads(error_body("invalid_request_error"))}
-STORED_OK = {"status": 200, "headers": {"content-type": "application/json"},
-             "body": message()}
+STORED_400 = {
+    "status": 400,
+    "headers": {"content-type": "application/json"},
+    "body": json.loads(error_body("invalid_request_error")),
+}
+STORED_OK = {"status": 200, "headers": {"content-type": "application/json"}, "body": message()}
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
@@ -120,8 +141,12 @@ class _DriftCase(unittest.TestCase):
 
     def setUp(self) -> None:
         host, port = self.api.server_address[:2]
-        patch_env(self, VCR_REPORT="0", ANTHROPIC_BASE_URL=f"http://{host!s}:{port}",
-                  ANTHROPIC_API_KEY=KEY)
+        patch_env(
+            self,
+            VCR_REPORT="0",
+            ANTHROPIC_BASE_URL=f"http://{host!s}:{port}",
+            ANTHROPIC_API_KEY=KEY,
+        )
         self.api.answer, self.api.asked = "echo", []
         self.work = temp_dir(self)
 
@@ -133,8 +158,9 @@ class _DriftCase(unittest.TestCase):
 
     def drift(self, folder: Path, *args: str) -> tuple[int, dict[str, Any], str]:
         report = folder.parent / f"{folder.name}-report.json"
-        status, out, err = cli("drift", str(folder), "--timeout", "10", "--json",
-                               str(report), *args)
+        status, out, err = cli(
+            "drift", str(folder), "--timeout", "10", "--json", str(report), *args
+        )
         self.assertEqual(err, "", out)
         return status, json.loads(report.read_text(encoding="utf-8")), out
 
@@ -145,20 +171,37 @@ class _DriftCase(unittest.TestCase):
 
 MOMENT = st.sampled_from([401, 403, 408, 409, 425, 429]) | st.integers(500, 599)
 TRANSIENT = st.one_of(
-    st.tuples(MOMENT, st.just("application/json"),
-              st.sampled_from([error_body("rate_limit_error"), error_body("api_error"),
-                               error_body("overloaded_error")])),
-    st.tuples(st.sampled_from([200, 400, 404, 502]), st.just("text/html"),
-              st.just(b"<html><body>502 Bad Gateway</body></html>")),
-    st.tuples(st.sampled_from([200, 400]), st.sampled_from(["text/plain", ""]),
-              st.just(b"upstream says no")),
+    st.tuples(
+        MOMENT,
+        st.just("application/json"),
+        st.sampled_from(
+            [
+                error_body("rate_limit_error"),
+                error_body("api_error"),
+                error_body("overloaded_error"),
+            ]
+        ),
+    ),
+    st.tuples(
+        st.sampled_from([200, 400, 404, 502]),
+        st.just("text/html"),
+        st.just(b"<html><body>502 Bad Gateway</body></html>"),
+    ),
+    st.tuples(
+        st.sampled_from([200, 400]),
+        st.sampled_from(["text/plain", ""]),
+        st.just(b"upstream says no"),
+    ),
     st.just(None),  # the connection dropped
 )
 
 
 class TransientTest(_DriftCase):
-    @settings(max_examples=examples(8), deadline=None,
-              suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @settings(
+        max_examples=examples(8),
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture],
+    )
     @given(TRANSIENT, st.sampled_from([STORED_400, STORED_OK]))
     # The reviewer's cases: a 429, a 401, an HTML 502 against a fixture holding a 400.
     @example((429, "application/json", error_body("rate_limit_error")), STORED_400)
@@ -186,10 +229,15 @@ class TransientTest(_DriftCase):
 
 
 class UpdateTest(_DriftCase):
-    @settings(max_examples=examples(3), deadline=None,
-              suppress_health_check=[HealthCheck.function_scoped_fixture])
-    @given(st.sampled_from([SONNET, "claude-haiku-4-5", "claude-opus-4-1"]),
-           st.sampled_from(["", f"{OPUS}="]))
+    @settings(
+        max_examples=examples(3),
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture],
+    )
+    @given(
+        st.sampled_from([SONNET, "claude-haiku-4-5", "claude-opus-4-1"]),
+        st.sampled_from(["", f"{OPUS}="]),
+    )
     @example(SONNET, "")  # the reviewer's case: --model claude-sonnet-4-6
     def test_update_with_model_writes_beside_under_the_new_requests_own_name(
         self, model: str, old: str
@@ -208,10 +256,12 @@ class UpdateTest(_DriftCase):
         self.assertEqual(report["fixtures"][0]["written"], f"written to {new}")
         self.assertIn(
             f"\n{opus.name}: its request with model {OPUS} -> {model} written to {new}\n"
-            "vcr_kit: wrote 1 fixture\n", out,
+            "vcr_kit: wrote 1 fixture\n",
+            out,
         )
-        self.assertEqual(cli("check", str(folder))[:2],
-                         (0, "vcr_kit: 2 fixtures checked, 0 problems\n"))
+        self.assertEqual(
+            cli("check", str(folder))[:2], (0, "vcr_kit: 2 fixtures checked, 0 problems\n")
+        )
         # Replayed, each request gets its own model's answer.
         status, report, _ = self.drift(folder)
         self.assertEqual((status, report["counts"]["identical"]), (0, 2))
@@ -227,26 +277,33 @@ class UpdateTest(_DriftCase):
         status, report, out = self.drift(folder, "--update")
         self.assertEqual(copied.read_bytes(), before)
         own = http_name("POST", "/v1/messages", stored_request())
-        why = (f"not written: its stored request is named {own}, not {other}: the file holds "
-               "another request's answer (vcr_kit check reports it); record it again")
+        why = (
+            f"not written: its stored request is named {own}, not {other}: the file holds "
+            "another request's answer (vcr_kit check reports it); record it again"
+        )
         self.assertEqual(report["fixtures"][0]["written"], why)
-        self.assertIn(f"\n{other}: {why}\nvcr_kit: wrote 0 fixtures, 1 not written (why "
-                      "above)\n", out)
+        self.assertIn(
+            f"\n{other}: {why}\nvcr_kit: wrote 0 fixtures, 1 not written (why above)\n", out
+        )
         self.assertEqual(status, 0)  # a benign rewording: nothing failed, nothing written
 
     def test_check_reports_the_fixture_an_earlier_update_with_model_wrote(self) -> None:
         # What `drift --update --model claude-sonnet-4-6` wrote before: the Opus request,
         # its name, and Sonnet's answer.
         folder = self.folder()
-        path = write_fixture(folder, stored_request(), {**STORED_OK,
-                                                        "body": message(SONNET, "Sonnet.")})
+        path = write_fixture(
+            folder, stored_request(), {**STORED_OK, "body": message(SONNET, "Sonnet.")}
+        )
         status, out, _ = cli("check", str(folder))
         self.assertEqual(
             (status, out),
-            (1, f"{path}: response: the answer is {SONNET}'s, but the stored request asks "
+            (
+                1,
+                f"{path}: response: the answer is {SONNET}'s, but the stored request asks "
                 f"{OPUS}: this file answers another request (an earlier vcr_kit drift "
                 "--update --model wrote such files). Delete it and record again\n"
-                "vcr_kit: 1 fixtures checked, 1 problem\n"),
+                "vcr_kit: 1 fixtures checked, 1 problem\n",
+            ),
         )
 
 
@@ -265,10 +322,15 @@ class OptionsTest(_DriftCase):
         self.assertEqual(self.api.asked, [])
         return err
 
-    @settings(max_examples=examples(10), deadline=None,
-              suppress_health_check=[HealthCheck.function_scoped_fixture])
-    @given(st.sampled_from(["--timeout", "--jobs", "--sample"]),
-           st.sampled_from(["0", "-1", "-0.5", "nan", "inf", "-inf", "ten", "", "1e999"]))
+    @settings(
+        max_examples=examples(10),
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture],
+    )
+    @given(
+        st.sampled_from(["--timeout", "--jobs", "--sample"]),
+        st.sampled_from(["0", "-1", "-0.5", "nan", "inf", "-inf", "ten", "", "1e999"]),
+    )
     @example("--timeout", "0")  # the reviewer's cases
     @example("--timeout", "-1")
     @example("--jobs", "-inf")
@@ -282,39 +344,62 @@ class OptionsTest(_DriftCase):
         self.assertIn(f"vcr_kit drift: error: argument {option}: {value!r}: ", err)
 
     def test_the_messages(self) -> None:
-        self.assertTrue(self.usage("--timeout", "0").endswith(
-            "vcr_kit drift: error: argument --timeout: '0': not a number of seconds above 0 "
-            "(say 30 or 2.5)\n"))
-        self.assertTrue(self.usage("--jobs", "0").endswith(
-            "vcr_kit drift: error: argument --jobs: '0': give 1 or more\n"))
-        self.assertTrue(self.usage("--sample", "x").endswith(
-            "vcr_kit drift: error: argument --sample: 'x': not a whole number (say 4)\n"))
+        self.assertTrue(
+            self.usage("--timeout", "0").endswith(
+                "vcr_kit drift: error: argument --timeout: '0': not a number of seconds above 0 "
+                "(say 30 or 2.5)\n"
+            )
+        )
+        self.assertTrue(
+            self.usage("--jobs", "0").endswith(
+                "vcr_kit drift: error: argument --jobs: '0': give 1 or more\n"
+            )
+        )
+        self.assertTrue(
+            self.usage("--sample", "x").endswith(
+                "vcr_kit drift: error: argument --sample: 'x': not a whole number (say 4)\n"
+            )
+        )
 
     def test_bad_models_folders_and_conflicts(self) -> None:
         into = self.work / "into"
         a_file = self.work / "a-file"
         a_file.write_text("x", encoding="utf-8")
         for args, message in [
-            (["--model", "claude sonnet"],
-             "--model 'claude sonnet': 'claude sonnet' is not a model id (letters, digits and "
-             ". _ : @ / + -, such as claude-sonnet-4-6)"),
-            (["--model", "=claude-sonnet-4-6"],
-             "--model '=claude-sonnet-4-6': say NEW or OLD=NEW (a model id on each side)"),
-            (["--model", SONNET, "--model", "claude-haiku-4-5"],
-             "--model 'claude-haiku-4-5': every model is already asked as claude-sonnet-4-6; "
-             "give one new model for each"),
-            (["--model", f"{OPUS}={SONNET}", "--model", f"{OPUS}=claude-haiku-4-5"],
-             f"--model '{OPUS}=claude-haiku-4-5': {OPUS} is already asked as {SONNET}; give "
-             "one new model for each"),
-            (["--update", "--into", str(into)],
-             "--update and --into: --update writes in the fixtures folder, --into in another; "
-             "give one"),
-            (["--dry-run", "--update"],
-             "--dry-run with --update: a dry run sends nothing, so it has nothing to write; "
-             "drop one"),
+            (
+                ["--model", "claude sonnet"],
+                "--model 'claude sonnet': 'claude sonnet' is not a model id (letters, digits and "
+                ". _ : @ / + -, such as claude-sonnet-4-6)",
+            ),
+            (
+                ["--model", "=claude-sonnet-4-6"],
+                "--model '=claude-sonnet-4-6': say NEW or OLD=NEW (a model id on each side)",
+            ),
+            (
+                ["--model", SONNET, "--model", "claude-haiku-4-5"],
+                "--model 'claude-haiku-4-5': every model is already asked as claude-sonnet-4-6; "
+                "give one new model for each",
+            ),
+            (
+                ["--model", f"{OPUS}={SONNET}", "--model", f"{OPUS}=claude-haiku-4-5"],
+                f"--model '{OPUS}=claude-haiku-4-5': {OPUS} is already asked as {SONNET}; give "
+                "one new model for each",
+            ),
+            (
+                ["--update", "--into", str(into)],
+                "--update and --into: --update writes in the fixtures folder, --into in another; "
+                "give one",
+            ),
+            (
+                ["--dry-run", "--update"],
+                "--dry-run with --update: a dry run sends nothing, so it has nothing to write; "
+                "drop one",
+            ),
             (["--into", str(a_file)], f"--into {a_file}: not a folder"),
-            (["--json", str(self.work / "nowhere" / "r.json")],
-             f"--json {self.work / 'nowhere' / 'r.json'}: its folder does not exist"),
+            (
+                ["--json", str(self.work / "nowhere" / "r.json")],
+                f"--json {self.work / 'nowhere' / 'r.json'}: its folder does not exist",
+            ),
             (["--json", str(self.work)], f"--json {self.work}: a folder, not a file"),
         ]:
             with self.subTest(args=args):
@@ -324,16 +409,23 @@ class OptionsTest(_DriftCase):
         status, _, err = cli("drift", str(folder), "--into", str(inside))
         self.assertEqual(
             (status, err),
-            (2, f"vcr_kit: --into {inside} is inside the fixtures folder {folder}: its "
-                "answers would be fixtures of the suite; give a folder outside it\n"),
+            (
+                2,
+                f"vcr_kit: --into {inside} is inside the fixtures folder {folder}: its "
+                "answers would be fixtures of the suite; give a folder outside it\n",
+            ),
         )
         status, _, err = cli("drift", str(folder), "--json", str(folder / "r.json"))
         self.assertEqual(
             (status, err),
-            (2, f"vcr_kit: --json {folder / 'r.json'} is inside the fixtures folder {folder}: "
-                "check would find a file that is no fixture; give a file outside it\n"),
+            (
+                2,
+                f"vcr_kit: --json {folder / 'r.json'} is inside the fixtures folder {folder}: "
+                "check would find a file that is no fixture; give a file outside it\n",
+            ),
         )
         status, _, err = cli("drift", str(self.work / "missing"))
-        self.assertEqual((status, err), (
-            2, f"vcr_kit: {self.work / 'missing'} does not exist; name the fixtures folder\n"
-        ))
+        self.assertEqual(
+            (status, err),
+            (2, f"vcr_kit: {self.work / 'missing'} does not exist; name the fixtures folder\n"),
+        )

@@ -12,8 +12,10 @@ from hypothesis import strategies as st
 
 from tests.support.helpers.env import temp_dir
 from tests.support.helpers.examples import examples
+from vcr_kit._integrations.pytest_run import SessionTally
 from vcr_kit._integrations.run_scope import Scope, judge_pytest_args, judge_unittest_argv
-from vcr_kit._ledger.run_records import Record, judge
+from vcr_kit._ledger.run_records import Record, Run, judge, vouches
+from vcr_kit._ledger.runs import Coverage
 
 pytestmark = pytest.mark.inprocess
 
@@ -60,6 +62,8 @@ class PytestArgsTest(unittest.TestCase):
                 ("--ignore was given (an option vcr_kit does not know)",
                  "test paths or node ids were given"),
                 ("-k was given",),
+                paths=("tests/x.py",),
+                place=("test paths or node ids were given",),
             ),
         )  # fmt: skip
 
@@ -173,6 +177,77 @@ class JudgeTest(unittest.TestCase):
             records.append(_record(False, "interrupted", hard=True))
         complete, why = judge(records)
         self.assertEqual(complete, set().union(*shards) == set(suite) and not one_hard, why)
+
+
+class PlaceTest(unittest.TestCase):
+    """A collection narrowed by place only: a run over it may be complete over it."""
+
+    def setUp(self) -> None:
+        self.root = temp_dir(self)
+        for stem in ("a", "b"):
+            (self.root / "tests" / f"test_{stem}.py").parent.mkdir(exist_ok=True)
+            (self.root / "tests" / f"test_{stem}.py").write_text("", encoding="utf-8")
+
+    def test_paths_and_start_folders_are_a_place_node_ids_and_more_are_not(self) -> None:
+        self.assertEqual(judge_pytest_args(["-q", "tests/test_a.py", "tests/b"]).paths,
+                         ("tests/test_a.py", "tests/b"))  # fmt: skip
+        self.assertTrue(judge_pytest_args(["-x", "tests/test_a.py"]).by_place)
+        for args in (["tests/test_a.py::test_x"], ["tests", "--ignore=tests/b"], ["-k", "a"],
+                     ["tests", "-o", "python_files=a.py"], []):  # fmt: skip
+            with self.subTest(args=args):
+                self.assertFalse(judge_pytest_args(args).by_place)
+        unittest_scope = judge_unittest_argv(["python -m unittest", "discover", "-s", "tests"],
+                                             cwd=self.root)  # fmt: skip
+        self.assertEqual((unittest_scope.by_place, unittest_scope.paths),
+                         (True, (str(self.root / "tests"),)))  # fmt: skip
+        for args in (["discover", "-s", "tests", "-p", "t*.py"], ["discover", "-s", "tests",
+                     "-t", "tests"], ["-k", "a"]):  # fmt: skip
+            with self.subTest(args=args):
+                self.assertFalse(judge_unittest_argv(["python -m unittest", *args],
+                                                     cwd=self.root).by_place)  # fmt: skip
+
+    def tally(self, *args: str) -> SessionTally:
+        tally = SessionTally.start(list(args), cwd=self.root, rootdir=self.root)
+        tally.collected(["tests/test_a.py::test_1", "tests/test_a.py::test_2"])
+        return tally
+
+    def test_a_session_over_paths_that_passed_all_covers_them(self) -> None:
+        tally = self.tally("tests/test_a.py", "-x")
+        for node in ("tests/test_a.py::test_1", "tests/test_a.py::test_2"):
+            tally.test_report(node, "call", passed=True, skipped=False)
+        verdict = tally.verdict(0, stopped=False, worker=False)
+        self.assertFalse(verdict.complete)
+        self.assertEqual(verdict.covers, Coverage(
+            (self.root / "tests" / "test_a.py",), frozenset({self.root / "tests" / "test_a.py"}),
+            testcase_only=False, why="every one of the 2 collected tests passed",
+        ))  # fmt: skip
+
+    def test_a_failure_a_skip_or_a_deselection_covers_nothing(self) -> None:
+        cases = [("failed", 1, [True, False]), ("skipped", 0, [True, None]),
+                 ("deselected", 0, [True])]  # fmt: skip
+        for name, status, outcomes in cases:
+            with self.subTest(name):
+                tally = self.tally("tests/test_a.py")
+                for number, outcome in enumerate(outcomes, 1):
+                    node = f"tests/test_a.py::test_{number}"
+                    tally.test_report(node, "call", passed=bool(outcome), skipped=outcome is None)
+                self.assertIsNone(tally.verdict(status, stopped=False, worker=False).covers)
+
+    def test_a_session_that_ran_no_test_says_so(self) -> None:
+        self.assertFalse(self.tally("--co").ran_tests)
+
+    def test_a_run_vouches_for_users_inside_what_it_covered(self) -> None:
+        a, b = self.root / "tests" / "test_a.py", self.root / "tests" / "test_b.py"
+        gone = self.root / "tests" / "test_gone.py"
+        part = Coverage((self.root / "tests",), frozenset({a}), testcase_only=True, why="")
+        run = Run("r", covers=[part])
+        self.assertTrue(vouches(run, {(a, True)}))
+        self.assertTrue(vouches(run, {(gone, True)}))  # a deleted file uses nothing
+        self.assertFalse(vouches(run, {(a, True), (b, True)}))  # b exists and did not run
+        self.assertFalse(vouches(run, {(a, False)}))  # a pytest function: not unittest's
+        self.assertFalse(vouches(run, None))  # a use by no known test
+        self.assertFalse(vouches(run, set()))
+        self.assertTrue(vouches(Run("r", complete=True), None))
 
 
 if __name__ == "__main__":

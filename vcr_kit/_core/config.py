@@ -51,6 +51,7 @@ __all__ = [
     "is_active",
     "load_settings",
     "lock_timeout",
+    "mark_xdist_worker",
     "pure_json_wanted",
     "replay_mode_forced",
     "run_complete_word",
@@ -85,7 +86,14 @@ class ConfigState:
     """What this process's configuration remembers between calls: the tests running
     now, with their defaults, and the ``.env`` files already loaded."""
 
-    __slots__ = ("active_tests", "dotenv_loaded", "dotenv_projects", "lock", "test_defaults")
+    __slots__ = (
+        "active_tests",
+        "dotenv_loaded",
+        "dotenv_projects",
+        "lock",
+        "test_defaults",
+        "xdist_worker_pid",
+    )
 
     #: How many VCRTestCase tests (or pytest-plugin tests) are running. Process-wide,
     #: not a context variable: IsolatedAsyncioTestCase runs the test in a context
@@ -100,6 +108,10 @@ class ConfigState:
     dotenv_loaded: bool
     #: The projects whose root ``.env`` was looked for.
     dotenv_projects: set[Path]
+    #: The pid of this process if pytest-xdist made it a worker (``mark_xdist_worker``);
+    #: a child (forked or started) has another pid. Kept by ``reset``: set once per
+    #: process, when the worker's pytest starts.
+    xdist_worker_pid: int | None
 
     def __init__(self) -> None:
         self.lock = threading.Lock()  # guards active_tests and test_defaults
@@ -107,6 +119,7 @@ class ConfigState:
         self.test_defaults = []
         self.dotenv_loaded = False
         self.dotenv_projects = set()
+        self.xdist_worker_pid = None
 
     def reset(self) -> None:
         """As a new process: no test running, no ``.env`` loaded yet (a later read
@@ -381,9 +394,16 @@ def summary_wanted() -> bool:
         return True
 
 
+def mark_xdist_worker() -> None:
+    """This process is a pytest-xdist worker (said by its pytest, which knows)."""
+    CONFIG.xdist_worker_pid = os.getpid()
+
+
 def in_xdist_worker() -> bool:
-    """This process is a pytest-xdist worker (its controller prints the summary)."""
-    return bool(os.environ.get("PYTEST_XDIST_WORKER"))
+    """This process is a pytest-xdist worker (its controller prints the summary). A
+    process started by a worker inherits ``PYTEST_XDIST_WORKER`` but is no worker:
+    only the process the worker's pytest marked counts."""
+    return bool(os.environ.get("PYTEST_XDIST_WORKER")) and CONFIG.xdist_worker_pid == os.getpid()
 
 
 def pure_json_wanted() -> bool:

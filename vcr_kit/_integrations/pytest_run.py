@@ -6,7 +6,10 @@ test collected (before any selection) ran and passed, and pytest exited with 0.
 A session that ran a part (``-k``, ``-x``, a shard, a failure) keeps the ids of the
 suite and of what passed, so that the shards of one run can be judged on their
 union. A pytest-xdist worker defers to its controller, which gets the suite from
-the workers and every test's report.
+the workers and every test's report. A session given test paths only
+(``pytest tests/api``) that passed all it collected is complete over those paths
+(``runs.Coverage``). A session that ran no test says so: it leaves no record unless
+it used a fixture.
 """
 
 from __future__ import annotations
@@ -14,8 +17,9 @@ from __future__ import annotations
 import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from .._ledger.runs import Verdict
+from .._ledger.runs import Coverage, Verdict
 from .run_scope import Scope, judge_pytest_args
 
 __all__ = ["SessionTally"]
@@ -34,13 +38,31 @@ class SessionTally:
     deselected: int = 0
     collection_problems: list[str] = field(default_factory=list)
     crashed_workers: list[str] = field(default_factory=list)
+    #: Where the command was run (test paths are relative to it) and pytest's rootdir
+    #: (node ids are relative to it).
+    cwd: Path = field(default_factory=Path.cwd)
+    rootdir: Path = field(default_factory=Path.cwd)
 
     @classmethod
-    def start(cls, args: Sequence[str], scope: Scope | None = None) -> SessionTally:
-        """A new session, started with ``args`` (``scope``: an xdist worker's, judged
-        by its controller)."""
+    def start(
+        cls,
+        args: Sequence[str],
+        scope: Scope | None = None,
+        cwd: Path | None = None,
+        rootdir: Path | None = None,
+    ) -> SessionTally:
+        """A new session, started with ``args`` in ``cwd`` (``scope``: an xdist
+        worker's, judged by its controller)."""
         judged = scope if scope is not None else judge_pytest_args(args)
-        return cls(scope=judged, command=shlex.join(["pytest", *args]))
+        here = cwd or Path.cwd()
+        return cls(scope=judged, command=shlex.join(["pytest", *args]), cwd=here,
+                   rootdir=rootdir or here)  # fmt: skip
+
+    @property
+    def ran_tests(self) -> bool:
+        """A test ran (or was skipped) in this session: ``--co`` and a selection of
+        nothing run none."""
+        return bool(self.passed or self.not_passed or self.skipped)
 
     def collected(self, node_ids: Iterable[str]) -> None:
         self.suite = list(node_ids)
@@ -101,12 +123,15 @@ class SessionTally:
             hard.append("no tests were collected")
         elif self.suite is None:
             hard.append("no collection was seen")
-        if hard:
-            return Verdict(False, "; ".join([*hard, *soft]), "pytest", self.command)
-        assert self.suite is not None
         passed = self.passed - self.not_passed
-        if exit_status == 0 and set(self.suite) <= passed:
-            why = f"every one of the {len(self.suite)} collected tests passed"
+        everything = bool(self.suite) and exit_status == 0 and set(self.suite or ()) <= passed
+        why = f"every one of the {len(self.suite or ())} collected tests passed"
+        if hard:
+            place_only = self.scope.by_place and all(r in self.scope.place for r in hard)
+            covers = self._coverage(why) if place_only and everything else None
+            return Verdict(False, "; ".join([*hard, *soft]), "pytest", self.command, covers=covers)
+        assert self.suite is not None
+        if everything:
             return Verdict(True, why, "pytest", self.command, hard=False)
         return Verdict(
             False,
@@ -117,6 +142,12 @@ class SessionTally:
             suite=tuple(self.suite),
             passed=frozenset(passed),
         )
+
+    def _coverage(self, why: str) -> Coverage:
+        """The part this session ran whole: its test paths, and its tests' files."""
+        files = {(self.rootdir / node.partition("::")[0]).resolve() for node in self.suite or ()}
+        paths = tuple((self.cwd / path).resolve() for path in self.scope.paths)
+        return Coverage(paths, frozenset(files), testcase_only=False, why=why)
 
 
 def _tests(count: int) -> str:

@@ -12,6 +12,10 @@ makes the run partial. Two kinds of reason are told apart:
 - ``selection``: tests were chosen among those collected (``-k``, ``-m``,
   ``--deselect``, ``-x``, a shard plugin's options); the run is still complete if
   every collected test passed, in this process or in another shard of the run.
+
+A collection narrowed only by place (test paths: ``pytest tests/api``; a start
+folder: ``python -m unittest discover -s examples``) is told apart too (``paths``):
+a run over it that passed everything is complete over that part (``runs.Coverage``).
 """
 
 from __future__ import annotations
@@ -31,10 +35,20 @@ class Scope:
 
     collection: tuple[str, ...] = field(default=())
     selection: tuple[str, ...] = field(default=())
+    #: The test paths or start folder the collection was narrowed to, as given; and
+    #: the reasons in ``collection`` that say so.
+    paths: tuple[str, ...] = field(default=())
+    place: tuple[str, ...] = field(default=())
 
     @property
     def whole(self) -> bool:
         return not self.collection and not self.selection
+
+    @property
+    def by_place(self) -> bool:
+        """The collection was narrowed by place only (paths, no node ids, nothing
+        else): a run that passed all it collected is complete over ``paths``."""
+        return bool(self.paths) and all(reason in self.place for reason in self.collection)
 
 
 # -- pytest ---------------------------------------------------------------------------
@@ -136,6 +150,7 @@ def judge_pytest_args(args: Sequence[str]) -> Scope:
     command line, in that order)."""
     collection: list[str] = []
     selection: list[str] = []
+    positional: list[str] = []
     words = list(args)
     index = 0
     while index < len(words):
@@ -143,10 +158,12 @@ def judge_pytest_args(args: Sequence[str]) -> Scope:
         index += 1
         if word == "--":
             if index < len(words):
-                collection.append("test paths or node ids were given")
+                collection.append(_PATHS_GIVEN)
+                positional += words[index:]
             break
         if not word.startswith("-") or word == "-":
-            collection.append("test paths or node ids were given")
+            collection.append(_PATHS_GIVEN)
+            positional.append(word)
             continue
         if word.startswith("--"):
             name, equals, value = word.partition("=")
@@ -160,7 +177,13 @@ def judge_pytest_args(args: Sequence[str]) -> Scope:
             _pytest_option(name, value, collection, selection)
             continue
         index = _pytest_short_cluster(word, words, index, collection, selection)
-    return Scope(tuple(_unique(collection)), tuple(_unique(selection)))
+    # A node id (path::name) picks tests inside a file: not a part chosen by place.
+    paths = () if any("::" in w or w == "-" for w in positional) else tuple(positional)
+    place = (_PATHS_GIVEN,) if paths else ()
+    return Scope(tuple(_unique(collection)), tuple(_unique(selection)), paths, place)
+
+
+_PATHS_GIVEN: Final = "test paths or node ids were given"
 
 
 def _pytest_long_needs_value(name: str, inline: bool) -> bool | None:
@@ -240,6 +263,7 @@ def judge_unittest_argv(argv: Sequence[str], cwd: Path | None = None) -> Scope:
     collection: list[str] = []
     selection: list[str] = []
     positional: list[str] = []
+    start: list[tuple[str, str]] = []  # (the reason, the folder) of a start folder given
     index = 0
     while index < len(args):
         word = args[index]
@@ -254,7 +278,7 @@ def judge_unittest_argv(argv: Sequence[str], cwd: Path | None = None) -> Scope:
             value = inline if has_value else (args[index] if index < len(args) else "")
             if not has_value:
                 index += 1
-            _unittest_option(name, value, here, collection)
+            _unittest_option(name, value, here, collection, start)
         elif word.startswith("-"):
             collection.append(f"{word} was given (an option vcr_kit does not know)")
         else:
@@ -263,13 +287,20 @@ def judge_unittest_argv(argv: Sequence[str], cwd: Path | None = None) -> Scope:
         collection.append(f"test names were given ({' '.join(positional)})")
     elif positional:  # discover's positional form: start folder, pattern, top folder
         for option, value in zip(("-s", "-p", "-t"), positional[:3], strict=False):
-            _unittest_option(option, value, here, collection)
+            _unittest_option(option, value, here, collection, start)
         if positional[3:]:
             collection.append(f"{positional[3]!r} was given (an argument vcr_kit does not know)")
-    return Scope(tuple(_unique(collection)), tuple(_unique(selection)))
+    return Scope(
+        tuple(_unique(collection)),
+        tuple(_unique(selection)),
+        tuple(_unique(folder for _, folder in start[-1:])),  # the last -s wins, as in argparse
+        tuple(reason for reason, _ in start),
+    )
 
 
-def _unittest_option(name: str, value: str, here: Path, collection: list[str]) -> None:
+def _unittest_option(
+    name: str, value: str, here: Path, collection: list[str], start: list[tuple[str, str]]
+) -> None:
     if name == "--durations":  # output only
         return
     if name == "-k":
@@ -278,7 +309,10 @@ def _unittest_option(name: str, value: str, here: Path, collection: list[str]) -
         if value != _DEFAULT_PATTERN:
             collection.append(f"the pattern {value!r} was given (not {_DEFAULT_PATTERN!r})")
     elif (here / value).resolve() != here:  # -s or -t: a folder
-        collection.append(f"{name} {value} was given (a start folder other than the current one)")
+        reason = f"{name} {value} was given (a start folder other than the current one)"
+        collection.append(reason)
+        if name in ("-s", "--start-directory"):
+            start.append((reason, str((here / value).resolve())))
 
 
 def _unique(reasons: Iterable[str]) -> list[str]:

@@ -57,7 +57,12 @@ class VCRMixin:
     def run(self, result: unittest.TestResult | None = None) -> unittest.TestResult | None:
         # The run record names the tests that used each fixture (``vcr_kit drift``).
         test_id = self.id() if isinstance(self, unittest.TestCase) else type(self).__qualname__
-        with judged_test(result), _runs.testing(test_id), ExitStack() as session:
+        file = getattr(sys.modules.get(type(self).__module__), "__file__", None)
+        with (
+            judged_test(result),
+            _runs.testing(test_id, file, testcase=True),
+            ExitStack() as session,
+        ):
             try:
                 session.enter_context(self._vcr_session())
             except VCRError as exc:  # a setting vcr_kit refuses (VCR_MODE=bogus): this test's

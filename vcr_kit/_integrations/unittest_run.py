@@ -10,8 +10,10 @@ record is written, at the end of the process, when the results are final.
 
 ``python -m unittest`` runs ``TestCase`` classes only: in a project set up for
 pytest (``conftest.py``, ``pytest.ini``, a ``[tool.pytest...]`` section) it may not
-see the tests written for pytest, so such a run is partial unless
-``VCR_RUN_COMPLETE=1`` says it is the whole suite.
+see the tests written for pytest, so such a run is not the whole suite unless
+``VCR_RUN_COMPLETE=1`` says so. Such a run, and one given a start folder
+(``discover -s examples``), that passed everything is complete over the part it
+could run (``runs.Coverage``): the ``TestCase`` tests below its start folder.
 """
 
 from __future__ import annotations
@@ -93,22 +95,32 @@ def judged_test(result: unittest.TestResult | None) -> Iterator[None]:
 
 def verdict(explicit: str) -> runs.Verdict:
     """This process's verdict (``explicit``: ``VCR_RUN_COMPLETE``, lower-cased)."""
-    reasons = []
+    reasons: list[str] = []
+    scope = None
     if explicit not in _VOUCHING_WORDS:
         scope = judge_unittest_argv(sys.argv)
         reasons += [*scope.collection, *scope.selection]
         if not reasons:
             reasons += _pytest_project(Path.cwd())
+    problems = []
     with UNITTEST.lock:
         if UNITTEST.interrupted or UNITTEST.running:
-            reasons.append("the run was interrupted")
+            problems.append("the run was interrupted")
         if UNITTEST.outside_runner:
-            reasons.append("a test was run outside a test runner")
+            problems.append("a test was run outside a test runner")
         for result in UNITTEST.results:
-            reasons += _result_problems(result)
-    reasons = list(dict.fromkeys(reasons))
-    why = "; ".join(reasons) or "every test of python -m unittest passed"
-    return runs.Verdict(not reasons, why, "unittest", shlex.join(sys.argv))
+            problems += _result_problems(result)
+    reasons = list(dict.fromkeys([*reasons, *problems]))
+    passed = "every test of python -m unittest passed"
+    command = shlex.join(sys.argv)
+    if not reasons:
+        return runs.Verdict(True, passed, "unittest", command)
+    covers = None
+    # A start folder, or a project set up for pytest: complete over the TestCase tests.
+    if scope and not problems and not scope.selection and (scope.by_place or not scope.collection):
+        start = tuple(Path(p) for p in scope.paths) or (Path.cwd().resolve(),)
+        covers = runs.Coverage(start, runs.files_of_tests(), testcase_only=True, why=passed)
+    return runs.Verdict(False, "; ".join(reasons), "unittest", command, covers=covers)
 
 
 def _result_problems(result: unittest.TestResult) -> list[str]:

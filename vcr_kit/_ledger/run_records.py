@@ -13,6 +13,13 @@ into one fixtures folder. It is complete when:
 
 Merging is a union, so a mistaken merge only hides unused fixtures, it never marks
 a used one as unused. A folder is judged only by runs that wrote a record in it.
+
+A run that is not complete may still vouch for some fixtures (``vouches``): a process
+that ran a part chosen by place and passed all of it (its record ``covers`` it)
+vouches for a fixture whose every known user (the tests that used it, by file, in
+any record of the folder) lies inside that part. A fixture used outside a test, or
+by a test whose file no record gives, has unknown users: only a complete run vouches
+for it.
 """
 
 from __future__ import annotations
@@ -24,9 +31,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .runs import RUNS_FOLDER
+from .runs import RUNS_FOLDER, Coverage
 
-__all__ = ["Record", "Run", "judge", "last_complete", "read_runs"]
+__all__ = ["Place", "Record", "Run", "judge", "read_runs", "vouches"]
+
+#: A test that used a fixture: its file (absolute) and whether it is a TestCase test.
+Place = tuple[Path, bool]
 
 
 @dataclass(frozen=True)
@@ -48,6 +58,9 @@ class Record:
     passed: frozenset[str] = frozenset()
     #: fixture name -> the tests that used it (records written before it: empty).
     tests: dict[str, frozenset[str]] = field(default_factory=dict)
+    #: test id -> its place (records written before it: empty).
+    places: dict[str, Place] = field(default_factory=dict)
+    covers: Coverage | None = None
 
 
 @dataclass
@@ -66,6 +79,34 @@ class Run:
     commands: list[str] = field(default_factory=list)
     #: Per folder, fixture name -> the tests that used it.
     tests: dict[Path, dict[str, set[str]]] = field(default_factory=dict)
+    #: Per folder, fixture name -> the places of the tests that used it; and the names
+    #: used where no place is known (outside a test, or a record without places).
+    users: dict[Path, dict[str, set[Place]]] = field(default_factory=dict)
+    unknown_users: dict[Path, set[str]] = field(default_factory=dict)
+    #: The parts of the suite a process of the run ran whole and passed.
+    covers: list[Coverage] = field(default_factory=list)
+
+
+def vouches(run: Run, users: set[Place] | None) -> bool:
+    """Whether ``run`` vouches for a fixture of a folder it has a record in, whose known
+    users are ``users`` (None: some are unknown): it is complete, or a part it covers
+    holds every user. A user is held by a part that ran its file, or, when the file
+    is gone, by one whose paths hold it."""
+    if run.complete:
+        return True
+    if not users or not run.covers:
+        return False
+    return all(any(_holds(part, place) for part in run.covers) for place in users)
+
+
+def _holds(part: Coverage, place: Place) -> bool:
+    file, testcase = place
+    if part.testcase_only and not testcase:
+        return False
+    if file in part.files:
+        return True
+    inside = any(file == p or p in file.parents for p in part.paths)
+    return inside and not os.path.lexists(file)
 
 
 def judge(records: Sequence[Record]) -> tuple[bool, list[str]]:
@@ -123,6 +164,9 @@ def read_runs(folders: Iterable[Path]) -> list[Run]:
             users = run.tests.setdefault(record.folder, {})
             for name, tests in record.tests.items():
                 users.setdefault(name, set()).update(tests)
+            _add_users(run, record)
+            if record.covers is not None:
+                run.covers.append(record.covers)
             if record.runner and record.runner not in run.runners:
                 run.runners.append(record.runner)
             if record.command and not record.defers and record.command not in run.commands:
@@ -130,6 +174,7 @@ def read_runs(folders: Iterable[Path]) -> list[Run]:
         run.complete, run.why = judge(found)
         for folder, name in unreadable.get(run_id, []):
             run.complete = False
+            run.covers = []  # what the unreadable record used is not known
             run.why.append(f"an unreadable record ({name})")
             run.used.setdefault(folder, set())
         if found:
@@ -138,14 +183,14 @@ def read_runs(folders: Iterable[Path]) -> list[Run]:
     return runs
 
 
-def last_complete(folder: Path, runs: Sequence[Run]) -> tuple[Run | None, list[Run]]:
-    """The last complete run with a record in ``folder``, and the runs with a record
-    in it that finished after that one (all of them when none is complete)."""
-    here = [run for run in runs if folder in run.used]
-    for index in range(len(here) - 1, -1, -1):
-        if here[index].complete:
-            return here[index], here[index + 1 :]
-    return None, here
+def _add_users(run: Run, record: Record) -> None:
+    users = run.users.setdefault(record.folder, {})
+    unknown = run.unknown_users.setdefault(record.folder, set())
+    for name in record.used:
+        tests = record.tests.get(name, frozenset())
+        if not tests or any(t not in record.places for t in tests):
+            unknown.add(name)
+        users.setdefault(name, set()).update(record.places[t] for t in tests if t in record.places)
 
 
 def _record_paths(folder: Path) -> list[tuple[str, Path]]:
@@ -186,9 +231,31 @@ def _read(folder: Path, run_id: str, path: Path) -> Record | None:
                 for name, tests in (data.get("tests") or {}).items()
                 if isinstance(tests, list)
             },
+            places={
+                str(test): (_at(folder, place["file"]), place.get("testcase") is True)
+                for test, place in (data.get("test_files") or {}).items()
+                if isinstance(place, dict) and isinstance(place.get("file"), str)
+            },
+            covers=_covers(folder, data.get("covers")),
         )
     except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
         return None
+
+
+def _covers(folder: Path, data: Any) -> Coverage | None:
+    if not isinstance(data, dict):
+        return None
+    return Coverage(
+        paths=tuple(_at(folder, str(p)) for p in data["paths"]),
+        files=frozenset(_at(folder, str(f)) for f in data["files"]),
+        testcase_only=data.get("testcase_only") is not False,
+        why=str(data.get("why") or ""),
+    )
+
+
+def _at(folder: Path, stored: str) -> Path:
+    """A path a record stores (relative to its folder), made absolute and normal."""
+    return Path(os.path.abspath(os.path.join(folder, stored)))
 
 
 def _unique(reasons: Iterable[str]) -> list[str]:

@@ -21,6 +21,14 @@ suite selected, every test ran and passed). ``VCR_RUN_COMPLETE=0`` vetoes;
 runner, ``unittest -s tests``), never for skips, failures or interruptions. A
 process in which a fixture was missing (the test stopped there), or that is not a
 test run (a script with ``FORCE_VCR``), is never complete.
+
+A process that ran a part of the suite chosen by place (``pytest tests/api``,
+``python -m unittest discover -s examples``) and passed all of it is complete over
+that part: its record ``covers`` the test paths and the files of the tests that ran.
+With the file of each test that used a fixture (``test_files``), ``unused`` can tell
+which fixtures such a run vouches for: those whose every known user lies inside it.
+Paths in a record are relative to its folder, so that records gathered from other
+checkouts agree.
 """
 
 from __future__ import annotations
@@ -67,6 +75,21 @@ class Verdict:
     suite: tuple[str, ...] | None = None
     passed: frozenset[str] = field(default_factory=frozenset)
     defers: bool = False
+    #: Not whole, but complete over a part chosen by place: see ``Coverage``.
+    covers: Coverage | None = None
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """The part of the suite a process ran whole and passed: the test ``paths`` it was
+    given (folders or files, absolute) and the ``files`` of the tests that ran in it.
+    ``testcase_only``: the runner runs ``unittest.TestCase`` tests only (unittest), so
+    a plain pytest function in those files is not covered."""
+
+    paths: tuple[Path, ...]
+    files: frozenset[Path]
+    testcase_only: bool
+    why: str
 
 
 #: A runner's judge, called when the record is written (unittest's: by then the
@@ -98,6 +121,12 @@ class RunLedger:
     #: tests that used it: ``drift`` names the test beside each fixture.
     current_test: str = ""
     tests: dict[Path, dict[str, set[str]]] = field(default_factory=dict)
+    #: The test running now: its file and whether it is a ``unittest.TestCase`` test
+    #: (None: not known); per test id that used a fixture, the same.
+    current_place: tuple[Path, bool] | None = None
+    places: dict[str, tuple[Path, bool]] = field(default_factory=dict)
+    #: The files of every test that ran in this process (a unittest run's coverage).
+    test_files: set[Path] = field(default_factory=set)
     #: The record is written at exit (``atexit``, once per process).
     registered: bool = False
 
@@ -114,6 +143,8 @@ class RunLedger:
             self.judges = []
             self.extra_folders = set()
             self.tests = {}
+            self.places = {}
+            self.test_files = set()
 
 
 RUN = RunLedger()
@@ -163,18 +194,33 @@ def _mark_used(folder: Path, name: str) -> None:
     test = RUN.current_test
     if test:
         RUN.tests.setdefault(folder, {}).setdefault(name, set()).add(test)
+        if RUN.current_place is not None:
+            RUN.places[test] = RUN.current_place
 
 
 @contextmanager
-def testing(test_id: str) -> Iterator[None]:
-    """The fixtures used while the block runs are used by the test ``test_id``."""
+def testing(test_id: str, file: str | None, testcase: bool) -> Iterator[None]:
+    """The fixtures used while the block runs are used by the test ``test_id``, defined
+    in ``file`` (a ``unittest.TestCase`` test if ``testcase``)."""
+    # Resolved, as the runners' coverage is: one spelling of each path in a record.
+    place = None if not file else (Path(os.path.realpath(file)), testcase)
     with RUN.lock:
         RUN.current_test = test_id
+        RUN.current_place = place
+        if place is not None:
+            RUN.test_files.add(place[0])
     try:
         yield
     finally:
         with RUN.lock:
             RUN.current_test = ""
+            RUN.current_place = None
+
+
+def files_of_tests() -> frozenset[Path]:
+    """The files of the tests that ran in this process so far."""
+    with RUN.lock:
+        return frozenset(RUN.test_files)
 
 
 def _register() -> None:
@@ -266,6 +312,7 @@ def flush() -> None:
             used.setdefault(folder, [])
         changed_names = [str(p) for p in RUN.changed]
         users = {f: {n: sorted(t) for n, t in names.items()} for f, names in RUN.tests.items()}
+        places = dict(RUN.places)
     run = run_id()
     for folder, names in used.items():
         record = {
@@ -282,7 +329,10 @@ def flush() -> None:
             "used": names,
             "changed": [n for n in changed_names if Path(n).parent == folder],
             "tests": users.get(folder, {}),
+            "test_files": _places(folder, users.get(folder, {}), places),
         }
+        if judged.covers is not None:
+            record["covers"] = _coverage(folder, judged.covers)
         if not judged.complete and not judged.hard and judged.suite is not None:
             # Only a partial record that a union may complete carries the test ids.
             record["suite"] = sorted(judged.suite)
@@ -291,6 +341,36 @@ def flush() -> None:
             _write(folder, run, record)
         except OSError:
             continue
+
+
+def _places(
+    folder: Path, users: dict[str, list[str]], places: dict[str, tuple[Path, bool]]
+) -> dict[str, dict[str, Any]]:
+    """Test id -> its file (relative to ``folder``) and kind, for the tests in ``users``."""
+    found = {}
+    for test in sorted({t for tests in users.values() for t in tests}):
+        if test in places:
+            file, testcase = places[test]
+            found[test] = {"file": relative(file, folder), "testcase": testcase}
+    return found
+
+
+def _coverage(folder: Path, covers: Coverage) -> dict[str, Any]:
+    return {
+        "paths": [relative(p, folder) for p in covers.paths],
+        "files": sorted(relative(f, folder) for f in covers.files),
+        "testcase_only": covers.testcase_only,
+        "why": covers.why,
+    }
+
+
+def relative(path: Path, folder: Path) -> str:
+    """``path`` as a record stores it: relative to the record's folder (records gathered
+    from another checkout agree), or absolute where no relative path exists."""
+    try:
+        return Path(os.path.relpath(path, folder)).as_posix()
+    except ValueError:  # another drive (Windows)
+        return str(path)
 
 
 def _write(folder: Path, run: str, record: dict[str, Any]) -> None:
