@@ -1,4 +1,4 @@
-"""What a secret looks like: the token shapes, the live values, and their base64 forms.
+"""What a secret looks like: the token shapes, the live values, and their encodings.
 
 Pure: bytes in, a ``Hit`` (which kind of secret, where) out, never the secret itself.
 The gate in ``_store.secrets`` runs this on every write and, before paying, on every
@@ -9,6 +9,11 @@ request: each shape's expression begins with a literal (``sk-ant-``, ``AKIA``,
 one text. Only a hit walks the JSON document to name the place. Nothing here copies
 the whole text: a fixture's bytes may be a 100 MB answer.
 
+A live value (a credential of this process) is looked for as it is and in every form
+a text carries it in: inside base64 (standard or URL-safe, at any of the three
+alignments a text may give it), URL-encoded, and any of those inside the others. No
+``VCR_ALLOW_SECRETS`` entry admits one: the allowlist is for look-alike shapes only.
+
 Prefixes that the issuer defines (``AKIA``, ``ghp_``, ``sk-ant-``) are matched as
 issued; the words around a credential (``Authorization``, ``Bearer``,
 ``aws_secret_access_key``) in any case.
@@ -16,16 +21,18 @@ issued; the words around a credential (``Authorization``, ``Bearer``,
 
 from __future__ import annotations
 
+import base64
 import binascii
 import json
 import re
+from urllib.parse import unquote_to_bytes
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
 
 from .._core.config import AllowedSecrets
 
-__all__ = ["SHAPES", "Hit", "find_hit", "locate", "streamed_texts"]
+__all__ = ["SHAPES", "Hit", "find_hit", "live_forms", "locate", "streamed_texts"]
 
 # Between a label and its value: quotes (escaped too, as in serialized JSON), spaces,
 # and one ":" or "=".
@@ -147,30 +154,96 @@ class Hit:
 
     what: str
     start: int
-    #: The text was found by decoding base64 (so its offset is the run's).
-    encoded: bool = False
+    #: How the text carried it ("base64-encoded", "URL-encoded"); "" as it is. When
+    #: found by decoding base64, the offset is the run's.
+    encoding: str = ""
+
+    @property
+    def encoded(self) -> bool:
+        return bool(self.encoding)
 
     @property
     def kind(self) -> str:
-        return f"{self.what}, base64-encoded" if self.encoded else self.what
+        return f"{self.what}, {self.encoding}" if self.encoding else self.what
+
+
+class _Live(NamedTuple):
+    """A live value: its label, and each form a text may carry it in (the text to look
+    for, and how it is encoded)."""
+
+    label: str
+    forms: tuple[tuple[bytes, str], ...]
 
 
 def find_hit(
     data: bytes, live: Sequence[tuple[str, str]], allowed: AllowedSecrets = NOTHING_ALLOWED
 ) -> Hit | None:
-    """The first secret in ``data``: a live value (never allowed), a token of a known
-    shape that ``allowed`` does not allow, or either one inside base64; None if none."""
-    values = [(label, value.encode("utf-8", "surrogatepass")) for label, value in live]
+    """The first secret in ``data``: a live value in any of its forms (never allowed),
+    a token of a known shape that ``allowed`` does not allow, or either one inside
+    base64; None if none."""
+    values = [_Live(label, live_forms(value.encode("utf-8", "surrogatepass")))
+              for label, value in live]  # fmt: skip
     return _scan(data, values, allowed, 0)
 
 
-def _scan(
-    data: bytes, live: list[tuple[str, bytes]], allowed: AllowedSecrets, depth: int
-) -> Hit | None:
-    for label, value in live:
-        position = data.find(value)
-        if position >= 0:
-            return Hit(f"the value of {label}", position)
+_BASE64: Final = "base64-encoded"
+#: Base64 of a text: which leading letters of each alignment (0, 1 or 2 bytes before
+#: the value in its group of three) depend on the bytes before the value.
+_LEADING_MIXED: Final = (0, 2, 3)
+
+
+def live_forms(value: bytes) -> tuple[tuple[bytes, str], ...]:
+    """``value`` and the letters that any base64 text holding it must contain: for each
+    alignment, the letters made of the value's bits alone (those its neighbours share
+    are left off), in both alphabets."""
+    forms = [(value, "")]
+    for before in range(3):
+        length = before + len(value)
+        encoded = base64.b64encode(bytes(before) + value).rstrip(b"=")
+        # A last group of one or two bytes: the letter it shares with what follows is off.
+        end = length // 3 * 4 + length % 3
+        core = encoded[_LEADING_MIXED[before] : end]
+        forms.append((core, _BASE64))
+        urlsafe = core.translate(_TO_URLSAFE)
+        if urlsafe != core:
+            forms.append((urlsafe, _BASE64))
+    return tuple(forms)
+
+
+_TO_URLSAFE: Final = bytes.maketrans(b"+/", b"-_")
+_PERCENT: Final = re.compile(rb"%[0-9A-Fa-f]{2}")
+
+
+def _live_hit(data: bytes, live: list[_Live]) -> Hit | None:
+    """A live value in ``data`` in any of its forms, URL-encoded ones included. Not
+    asked of the allowlist: no entry admits a credential of this process."""
+    for label, forms in live:
+        for form, encoding in forms:
+            position = data.find(form)
+            if position >= 0:
+                return Hit(f"the value of {label}", position, encoding)
+    if not live or b"%" not in data:
+        return None
+    # URL-encoded: percent escapes decoded a window at a time (each reaching far enough
+    # past its end that an escaped form starting in it is seen whole), never the whole
+    # text at once; any case of hex, any choice of characters escaped.
+    reach = 3 * max(len(form) for _, forms in live for form, _ in forms)
+    for start in range(0, len(data), _WINDOW):
+        piece = data[start : start + _WINDOW + reach]
+        if _PERCENT.search(piece) is None:
+            continue
+        decoded = unquote_to_bytes(piece)
+        for label, forms in live:
+            for form, _ in forms:
+                if form in decoded:
+                    return Hit(f"the value of {label}", start, "URL-encoded")
+    return None
+
+
+def _scan(data: bytes, live: list[_Live], allowed: AllowedSecrets, depth: int) -> Hit | None:
+    hit = _live_hit(data, live)
+    if hit is not None:
+        return hit
     windows = _Windows(data)
     for shape in SHAPES:
         for number, pattern in enumerate(shape.patterns):
@@ -192,22 +265,29 @@ def _scan(
 
 
 def _scan_base64(
-    data: bytes, live: list[tuple[str, bytes]], allowed: AllowedSecrets, depth: int
+    data: bytes, live: list[_Live], allowed: AllowedSecrets, depth: int
 ) -> Hit | None:
     """A secret inside what a base64-looking run decodes to. All runs are decoded and
-    scanned as one text; only a hit goes back to find its run."""
+    scanned as one text; only a hit goes back to find its run. A run the allowlist
+    admits is still decoded for live values (an entry admits shapes, never a
+    credential of this process)."""
     decoded = [
-        (start, text)
+        (start, text, allowed.allows(run))
         for start, run in _runs(data)
-        if not allowed.allows(run)
         for text in _decodings(run)
     ]
-    if not decoded or _scan(b"\n".join(t for _, t in decoded), live, allowed, depth) is None:
+    if not decoded:
         return None
-    for start, text in decoded:
-        inner = _scan(text, live, allowed, depth)
+    shapes = b"\n".join(t for _, t, admitted in decoded if not admitted)
+    found = _scan(shapes, live, allowed, depth) is not None
+    if not found and live:
+        found = _live_hit(b"\n".join(t for _, t, _ in decoded), live) is not None
+    if not found:
+        return None
+    for start, text, admitted in decoded:
+        inner = _live_hit(text, live) if admitted else _scan(text, live, allowed, depth)
         if inner is not None:
-            return Hit(inner.what, start, encoded=True)
+            return Hit(inner.what, start, _BASE64)
     return None  # a secret across two runs' texts is no secret of either
 
 
