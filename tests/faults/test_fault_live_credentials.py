@@ -139,7 +139,7 @@ class LiveCredentialTest(unittest.TestCase):
     @example(label="ANTHROPIC_AUTH_TOKEN", value=ANY_KEY, encoding="base64 url-safe",
              entry="re:.*", place="stream", before="", after="", cut=21)  # fmt: skip
     def test_no_entry_admits_a_live_credential(
-        self, label: str, value: str, encoding: str, entry: str, place: str,
+        self, *, label: str, value: str, encoding: str, entry: str, place: str,
         before: str, after: str, cut: int,
     ) -> None:  # fmt: skip
         text = ENCODINGS[encoding](before, value, after)

@@ -25,10 +25,10 @@ import base64
 import binascii
 import json
 import re
-from urllib.parse import unquote_to_bytes
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
+from urllib.parse import unquote_to_bytes
 
 from .._core.config import AllowedSecrets
 
