@@ -167,6 +167,9 @@ def _selected(
         if fixture.doc is None:
             unreadable.append(f"{display_path(fixture.path)}: {fixture.error}")
             continue
+        if not isinstance(fixture.doc.get("request"), dict):  # nothing to re-send
+            unreadable.append(f"{display_path(fixture.path)}: request: missing or not an object")
+            continue
         kind = kind_of(fixture.doc)
         if args.kind and kind not in args.kind:
             continue
@@ -343,7 +346,7 @@ def _send_all(
             return
         row.live = _cost(answer.usage, lambda m: m, unpriced)
         row.answer = answer
-        refusal = answer_refusal(answer.response)
+        refusal = answer_refusal(answer.response, row.doc.get("request"))
         if refusal is not None and 200 <= int(answer.response.get("status", 0)) < 300:
             row.verdict, row.reasons = UNANSWERED, [f"{refusal.field}: {refusal.reason}"]
             return
