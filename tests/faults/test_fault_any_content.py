@@ -19,7 +19,6 @@ On main ``show`` printed the file a link led to, and replay served it.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import tempfile
 import unittest
@@ -191,7 +190,7 @@ class AnyContentTest(unittest.TestCase):
 
     # -- b: any content ---------------------------------------------------------------
 
-    @settings(max_examples=examples(int(os.environ.get("HUNT", "40"))), deadline=None, database=None,
+    @settings(max_examples=examples(40), deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])  # fmt: skip
     @given(data=st.data(), which=st.integers(0, 3), raw=st.sampled_from(
         ["json", "json", "json", "bad utf-8", "not json", "cut", "utf-16"]))  # fmt: skip
@@ -215,6 +214,8 @@ class AnyContentTest(unittest.TestCase):
             content = good[: data.draw(st.integers(0, len(good)))]
         else:
             content = good.decode().encode("utf-16")
+        shutil.rmtree(self.root)  # one file per example: what it holds decides
+        self.root.mkdir()
         (self.root / name).write_bytes(content)
         self.replay(name)
         self.every_command()

@@ -167,8 +167,13 @@ def _selected(
         if fixture.doc is None:
             unreadable.append(f"{display_path(fixture.path)}: {fixture.error}")
             continue
+        # What replay would refuse is not re-sent or compared either: said, as a file
+        # that cannot be read is.
+        broken = problems(fixture.doc, fixture.name, replay=True)
         if not isinstance(fixture.doc.get("request"), dict):  # nothing to re-send
-            unreadable.append(f"{display_path(fixture.path)}: request: missing or not an object")
+            broken.append("request: missing or not an object")
+        if broken:
+            unreadable.append(f"{display_path(fixture.path)}: {broken[0]}")
             continue
         kind = kind_of(fixture.doc)
         if args.kind and kind not in args.kind:

@@ -89,6 +89,20 @@ def message(value: Any) -> _Problem | None:
             return f".content[{i}]{problem[0]}", problem[1]
     if not isinstance(value.get("usage"), Mapping):
         return ".usage", f"{_kind(value.get('usage'))}, not an object"
+    return _stop_fields(value) or _usage(value["usage"])
+
+
+def _stop_fields(value: Mapping[str, Any]) -> _Problem | None:
+    for field in ("stop_reason", "stop_sequence"):
+        if not isinstance(value.get(field), (str, type(None))):
+            return f".{field}", f"{_kind(value.get(field))}, not a string or null"
+    return None
+
+
+def _usage(usage: Mapping[str, Any]) -> _Problem | None:
+    for field in ("input_tokens", "output_tokens"):
+        if usage.get(field) is not None and not _count(usage[field]):
+            return f".usage.{field}", f"{usage[field]!r}, not a token count"
     return None
 
 
@@ -219,6 +233,11 @@ def _event_problem(event: Any, started: list[str] | None) -> _Problem | None:
             return ".data.delta", f"{_kind(data.get('delta'))}, not an object"
         if not isinstance(data.get("usage"), Mapping):
             return ".data.usage", f"{_kind(data.get('usage'))}, not an object"
+        problem = _stop_fields(data["delta"])
+        if problem is not None:
+            return f".data.delta{problem[0]}", problem[1]
+        problem = _usage(data["usage"])
+        return None if problem is None else (f".data{problem[0]}", problem[1])
     return None
 
 
@@ -295,8 +314,8 @@ def _judge(
         found = message_stream(response["events"])
         if found is None:
             return None
-        number, (where, problem) = found
-        return f"response.events[{number}]{where}", f"{said} stream: {problem}"
+        number, (where, why) = found
+        return f"response.events[{number}]{where}", f"{said} stream: {why}"
     if "frames" in response:
         return None  # Bedrock's event stream: its frames are checked by storable
     if "jsonl" in response:
@@ -310,8 +329,7 @@ def _judge(
         return None
     if "body" not in response:
         return "response", f"{said}: not a JSON body"
-    problem = rule(response["body"])
-    if problem is None:
+    found_in_body = rule(response["body"])
+    if found_in_body is None:
         return None
-    where, why = problem
-    return f"response.body{where}", f"{said}: {why}"
+    return f"response.body{found_in_body[0]}", f"{said}: {found_in_body[1]}"
