@@ -54,12 +54,15 @@ PLATFORM_SECRET_VARS: Final = (
 )
 #: The variables a child process (Claude Code, claude-agent-sdk) logs in with.
 CHILD_CREDENTIAL_VARS: Final = (*CREDENTIAL_VARS, "CLAUDE_CODE_OAUTH_TOKEN")
-#: Environment variables whose values must never appear in a fixture.
+#: Environment variables whose values must never appear in a fixture, in any encoding
+#: (``_store.secret_shapes``): no ``VCR_ALLOW_SECRETS`` entry admits one. The AWS access
+#: key id is not secret alone, but it names the account: a live one is not written either.
 SECRET_ENV_VARS: Final = (
     *CREDENTIAL_VARS,
     "ANTHROPIC_ADMIN_KEY",
     "CLAUDE_CODE_OAUTH_TOKEN",
     *PLATFORM_SECRET_VARS,
+    "AWS_ACCESS_KEY_ID",
 )
 #: Request headers that carry a credential: never stored, and their values never written
 #: (SigV4's signature is in ``authorization``; its session token in its own header).
