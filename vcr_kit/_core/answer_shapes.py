@@ -99,10 +99,16 @@ def _stop_fields(value: Mapping[str, Any]) -> _Problem | None:
     return None
 
 
-def _usage(usage: Mapping[str, Any]) -> _Problem | None:
-    for field in ("input_tokens", "output_tokens"):
-        if usage.get(field) is not None and not _count(usage[field]):
-            return f".usage.{field}", f"{usage[field]!r}, not a token count"
+def _usage(usage: Mapping[str, Any], where: str = ".usage") -> _Problem | None:
+    """Every count of a usage object (``*_tokens``, ``*_requests``, in its nested
+    objects too) a whole number or null: the SDK types them so."""
+    for field, value in usage.items():
+        if field.endswith(("_tokens", "_requests")) and value is not None and not _count(value):
+            return f"{where}.{field}", f"{value!r}, not a count"
+        if isinstance(value, Mapping):
+            problem = _usage(value, f"{where}.{field}")
+            if problem is not None:
+                return problem
     return None
 
 

@@ -393,7 +393,7 @@ def streamed_texts(value: Any) -> list[str]:
     A stream sends a block in small pieces ("key sk-a", "nt-api03...") and no piece
     holds a whole key, so the byte scan alone would let a streamed key through.
     """
-    blocks: dict[tuple[int, object], list[str]] = {}
+    blocks: dict[tuple[int, int | str], list[str]] = {}
     stream = [0]
 
     def walk(node: Any) -> None:
@@ -403,7 +403,9 @@ def streamed_texts(value: Any) -> list[str]:
                 stream[0] += 1
             delta = node.get("delta")
             if kind == "content_block_delta" and isinstance(delta, dict):
-                pieces = blocks.setdefault((stream[0], node.get("index")), [])
+                index = node.get("index")  # any JSON in a hand-edited file: a key as text
+                key = index if type(index) is int else json.dumps(index, sort_keys=True)
+                pieces = blocks.setdefault((stream[0], key), [])
                 pieces.extend(delta[f] for f in _DELTA_FIELDS if isinstance(delta.get(f), str))
             for child in node.values():
                 walk(child)
