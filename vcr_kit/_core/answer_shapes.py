@@ -87,9 +87,13 @@ def message(value: Any) -> _Problem | None:
         problem = _block(block)
         if problem is not None:
             return f".content[{i}]{problem[0]}", problem[1]
-    if not isinstance(value.get("usage"), Mapping):
-        return ".usage", f"{_kind(value.get('usage'))}, not an object"
-    return _stop_fields(value) or _usage(value["usage"])
+    usage = value.get("usage")
+    if not isinstance(usage, Mapping):
+        return ".usage", f"{_kind(usage)}, not an object"
+    for field in ("input_tokens", "output_tokens"):  # required: the SDK's Usage has them
+        if not _count(usage.get(field)):
+            return f".usage.{field}", f"{usage.get(field)!r}, not a token count"
+    return _stop_fields(value) or _usage(usage)
 
 
 def _stop_fields(value: Mapping[str, Any]) -> _Problem | None:
@@ -120,12 +124,26 @@ def token_count(value: Any) -> _Problem | None:
     return None
 
 
+_BATCH_COUNTS: Final = ("processing", "succeeded", "errored", "canceled", "expired")
+
+
 def batch(value: Any) -> _Problem | None:
-    return (
+    problem = (
         _object_of_type(value, "message_batch")
         or _string(value, "id")
         or _string(value, "processing_status")
+        or _string(value, "created_at")
+        or _string(value, "expires_at")
     )
+    if problem is not None:
+        return problem
+    counts = value.get("request_counts")
+    if not isinstance(counts, Mapping):
+        return ".request_counts", f"{_kind(counts)}, not an object"
+    for field in _BATCH_COUNTS:
+        if not _count(counts.get(field)):
+            return f".request_counts.{field}", f"{counts.get(field)!r}, not a count"
+    return None
 
 
 def batch_deleted(value: Any) -> _Problem | None:
@@ -145,7 +163,12 @@ def batch_result(value: Any) -> _Problem | None:
 
 
 def model(value: Any) -> _Problem | None:
-    return _object_of_type(value, "model") or _string(value, "id")
+    return (
+        _object_of_type(value, "model")
+        or _string(value, "id")
+        or _string(value, "display_name")
+        or _string(value, "created_at")
+    )
 
 
 def _page(item: Callable[[Any], _Problem | None]) -> Callable[[Any], _Problem | None]:
