@@ -228,11 +228,14 @@ def _live_hit(data: bytes, live: list[_Live]) -> Hit | None:
     # past its end that an escaped form starting in it is seen whole), never the whole
     # text at once; any case of hex, any choice of characters escaped.
     reach = 3 * max(len(form) for _, forms in live for form, _ in forms)
-    for start in range(0, len(data), _WINDOW):
-        piece = data[start : start + _WINDOW + reach]
-        if _PERCENT.search(piece) is None:
+    escape = _PERCENT.search(data)
+    if escape is None:
+        return None
+    for start in range(max(escape.start() - reach, 0), len(data), _WINDOW):
+        end = start + _WINDOW + reach
+        if _PERCENT.search(data, start, end) is None:  # no copy of a window without one
             continue
-        decoded = unquote_to_bytes(piece)
+        decoded = unquote_to_bytes(data[start:end])
         for label, forms in live:
             for form, _ in forms:
                 if form in decoded:
