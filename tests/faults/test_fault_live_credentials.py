@@ -5,7 +5,8 @@ key was written to a fixture (the raw key was still refused), and a URL-encoded 
 was written with no allowlist at all. The property: any credential vcr_kit knows (each
 variable of ``SECRET_ENV_VARS``, a request header's value) x any encoding (as it is,
 base64 standard or URL-safe, padded or not, at any alignment inside a longer text,
-URL-encoded in either case of hex, base64 then URL-encoded, base64 twice) x any
+base64 wrapped in lines as ``base64`` writes it, URL-encoded in either case of hex,
+base64 then URL-encoded, base64 twice) x any
 allowlist entry (match-everything patterns included, the encoded text itself) x any
 place (a JSON body, a response header, a streamed text split at any point) is never
 written; the error names the fixture and says what to do, and never holds the value.
@@ -19,6 +20,7 @@ import json
 import os
 import shutil
 import tempfile
+import textwrap
 import unittest
 from collections.abc import Callable
 from pathlib import Path
@@ -62,6 +64,9 @@ ENCODINGS: dict[str, Callable[[str, str, str], str]] = {
     "base64": lambda a, v, b: b64(a + v + b),
     "base64 unpadded": lambda a, v, b: b64(a + v + b).rstrip("="),
     "base64 url-safe": lambda a, v, b: urlsafe(a + v + b),
+    # As `base64` and MIME write it: lines of 76 letters.
+    "base64 wrapped": lambda a, v, b: "\n".join(textwrap.wrap(b64(a + v + b), 76)),
+    "base64 wrapped crlf": lambda a, v, b: "\r\n".join(textwrap.wrap(b64(a + v + b), 76)),
     "url-encoded": lambda a, v, b: quote(a + v + b, safe=""),
     "url-encoded lower hex": lambda a, v, b: percent_lower(a + v + b),
     "base64 then url-encoded": lambda a, v, b: quote(b64(a + v + b), safe=""),
@@ -136,6 +141,8 @@ class LiveCredentialTest(unittest.TestCase):
              entry="re:[A-Za-z0-9+/=]{20,}", place="body", before="", after="", cut=0)
     @example(label="AWS_SECRET_ACCESS_KEY", value=AWS_SECRET,
              encoding="url-encoded", entry="", place="header", before="k=", after="", cut=0)
+    @example(label="ANTHROPIC_API_KEY", value=ANY_KEY, encoding="base64 wrapped",
+             entry="", place="body", before="key=", after="\n", cut=0)
     @example(label="ANTHROPIC_AUTH_TOKEN", value=ANY_KEY, encoding="base64 url-safe",
              entry="re:.*", place="stream", before="", after="", cut=21)  # fmt: skip
     def test_no_entry_admits_a_live_credential(
@@ -176,7 +183,8 @@ class LiveCredentialTest(unittest.TestCase):
             self.assertTrue(message.endswith(
                 " VCR_ALLOW_SECRETS never admits a credential of this process, in any encoding."
             ), message)  # fmt: skip
-        self.assertNotIn(value, message)
+        # Never the value (a value may spell part of the file's name or the label).
+        self.assertNotIn(value, message.replace(str(path), "").replace(label, ""))
         self.assertNotIn("list it (or a re: pattern)", message)
         self.assertFalse(path.exists())
 

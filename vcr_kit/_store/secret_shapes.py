@@ -222,25 +222,41 @@ def _live_hit(data: bytes, live: list[_Live]) -> Hit | None:
             position = data.find(form)
             if position >= 0:
                 return Hit(f"the value of {label}", position, encoding)
-    if not live or b"%" not in data:
+    if not live:
         return None
-    # URL-encoded: percent escapes decoded a window at a time (each reaching far enough
-    # past its end that an escaped form starting in it is seen whole), never the whole
-    # text at once; any case of hex, any choice of characters escaped.
+    # Decoded a window at a time (each reaching far enough past its end that a form
+    # starting in it is seen whole), never the whole text at once: line breaks taken
+    # out (base64 wrapped at 76 columns, as ``base64`` and MIME write it; in a JSON
+    # string, escaped), then percent escapes decoded (any case of hex, any choice of
+    # characters escaped).
     reach = 3 * max(len(form) for _, forms in live for form, _ in forms)
-    escape = _PERCENT.search(data)
-    if escape is None:
-        return None
-    for start in range(max(escape.start() - reach, 0), len(data), _WINDOW):
-        end = start + _WINDOW + reach
-        if _PERCENT.search(data, start, end) is None:  # no copy of a window without one
-            continue
-        decoded = unquote_to_bytes(data[start:end])
+    for start, text, how in _decoded_windows(data, reach):
         for label, forms in live:
-            for form, _ in forms:
-                if form in decoded:
-                    return Hit(f"the value of {label}", start, "URL-encoded")
+            for form, encoding in forms:
+                if form in text:
+                    return Hit(f"the value of {label}", start, encoding or how)
     return None
+
+
+#: What ``_decoded_windows`` decodes: a percent escape, a line break (JSON-escaped too).
+_DECODABLE: Final = re.compile(rb"%[0-9A-Fa-f]{2}|\\[nr]|[\r\n]")
+_BREAKS: Final = re.compile(rb"\\[nr]|[\r\n]")
+
+
+def _decoded_windows(data: bytes, reach: int) -> Iterator[tuple[int, bytes, str]]:
+    """(where, text, how it was encoded) of each window of ``data`` that holds something
+    to decode: its text without line breaks, and that text URL-decoded."""
+    first = _DECODABLE.search(data)
+    if first is None:
+        return
+    for start in range(max(first.start() - reach, 0), len(data), _WINDOW):
+        end = start + _WINDOW + reach
+        if _DECODABLE.search(data, start, end) is None:  # no copy of a window without one
+            continue
+        unbroken = _BREAKS.sub(b"", data[start:end])
+        yield start, unbroken, ""
+        if _PERCENT.search(unbroken) is not None:
+            yield start, unquote_to_bytes(unbroken), "URL-encoded"
 
 
 def _scan(data: bytes, live: list[_Live], allowed: AllowedSecrets, depth: int) -> Hit | None:
