@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import json
 import re
 from collections.abc import Iterable, Iterator, Sequence
@@ -192,6 +193,7 @@ _BASE64: Final = "base64-encoded"
 _LEADING_MIXED: Final = (0, 2, 3)
 
 
+@functools.lru_cache(maxsize=64)
 def live_forms(value: bytes) -> tuple[tuple[bytes, str], ...]:
     """``value`` and the letters that any base64 text holding it must contain: for each
     alignment, the letters made of the value's bits alone (those its neighbours share
@@ -214,53 +216,57 @@ _TO_URLSAFE: Final = bytes.maketrans(b"+/", b"-_")
 _PERCENT: Final = re.compile(rb"%[0-9A-Fa-f]{2}")
 
 
-def _live_hit(data: bytes, live: list[_Live]) -> Hit | None:
-    """A live value in ``data`` in any of its forms, URL-encoded ones included. Not
-    asked of the allowlist: no entry admits a credential of this process."""
+def _live_hit(data: bytes, live: list[_Live], depth: int = 0) -> Hit | None:
+    """A live value in ``data``: as it is, URL-encoded, and (in a text that base64
+    gave, where base64 may be nested) in base64; the base64 runs of the text itself are
+    ``_scan_base64``'s. Not asked of the allowlist: no entry admits a credential of
+    this process."""
     for label, forms in live:
-        for form, encoding in forms:
+        for form, encoding in forms if depth else forms[:1]:
             position = data.find(form)
             if position >= 0:
                 return Hit(f"the value of {label}", position, encoding)
     if not live:
         return None
-    # Decoded a window at a time (each reaching far enough past its end that a form
-    # starting in it is seen whole), never the whole text at once: line breaks taken
-    # out (base64 wrapped at 76 columns, as ``base64`` and MIME write it; in a JSON
-    # string, escaped), then percent escapes decoded (any case of hex, any choice of
-    # characters escaped).
     reach = 3 * max(len(form) for _, forms in live for form, _ in forms)
-    for start, text, how in _decoded_windows(data, reach):
+    for start, decoded in _url_decoded_windows(data, reach):
         for label, forms in live:
             for form, encoding in forms:
-                if form in text:
-                    return Hit(f"the value of {label}", start, encoding or how)
+                if form in decoded:
+                    return Hit(f"the value of {label}", start, encoding or "URL-encoded")
     return None
 
 
-#: What ``_decoded_windows`` decodes: a percent escape, a line break (JSON-escaped too).
-_DECODABLE: Final = re.compile(rb"%[0-9A-Fa-f]{2}|\\[nr]|[\r\n]")
-_BREAKS: Final = re.compile(rb"\\[nr]|[\r\n]")
+def _encoded_live_hit(
+    runs: Iterable[tuple[int, bytes]], live: list[_Live]
+) -> Hit | None:
+    """A live value's base64 form in one of ``runs`` (its letters at any alignment, in
+    either alphabet), found without decoding."""
+    for start, run in runs:
+        for label, forms in live:
+            for form, encoding in forms[1:]:
+                position = run.find(form)
+                if position >= 0:
+                    return Hit(f"the value of {label}", start + position, encoding)
+    return None
 
 
-def _decoded_windows(data: bytes, reach: int) -> Iterator[tuple[int, bytes, str]]:
-    """(where, text, how it was encoded) of each window of ``data`` that holds something
-    to decode: its text without line breaks, and that text URL-decoded."""
-    first = _DECODABLE.search(data)
-    if first is None:
+def _url_decoded_windows(data: bytes, reach: int) -> Iterator[tuple[int, bytes]]:
+    """(where, text) of each window of ``data`` that holds a percent escape, decoded
+    (any case of hex, any choice of characters escaped): a window at a time, each
+    reaching far enough past its end that an escaped form starting in it is seen whole,
+    never the whole text at once."""
+    escape = _PERCENT.search(data)
+    if escape is None:
         return
-    for start in range(max(first.start() - reach, 0), len(data), _WINDOW):
+    for start in range(max(escape.start() - reach, 0), len(data), _WINDOW):
         end = start + _WINDOW + reach
-        if _DECODABLE.search(data, start, end) is None:  # no copy of a window without one
-            continue
-        unbroken = _BREAKS.sub(b"", data[start:end])
-        yield start, unbroken, ""
-        if _PERCENT.search(unbroken) is not None:
-            yield start, unquote_to_bytes(unbroken), "URL-encoded"
+        if _PERCENT.search(data, start, end) is not None:  # no copy of a window without one
+            yield start, unquote_to_bytes(data[start:end])
 
 
 def _scan(data: bytes, live: list[_Live], allowed: AllowedSecrets, depth: int) -> Hit | None:
-    hit = _live_hit(data, live)
+    hit = _live_hit(data, live, depth)
     if hit is not None:
         return hit
     windows = _Windows(data)
@@ -288,26 +294,69 @@ def _scan_base64(
 ) -> Hit | None:
     """A secret inside what a base64-looking run decodes to. All runs are decoded and
     scanned as one text; only a hit goes back to find its run. A run the allowlist
-    admits is still decoded for live values (an entry admits shapes, never a
-    credential of this process)."""
+    admits is still looked into for live values (an entry admits shapes, never a
+    credential of this process), and so is base64 wrapped in lines (as ``base64`` and
+    MIME write it): its runs joined."""
+    runs = list(_runs(data))
+    if live:  # every run, admitted or not, and base64 wrapped in lines, joined
+        hit = _encoded_live_hit([*runs, *_wrapped(data, runs)], live)
+        if hit is not None:
+            return hit
     decoded = [
         (start, text, allowed.allows(run))
-        for start, run in _runs(data)
+        for start, run in runs
         for text in _decodings(run)
     ]
     if not decoded:
         return None
     shapes = b"\n".join(t for _, t, admitted in decoded if not admitted)
     found = _scan(shapes, live, allowed, depth) is not None
-    if not found and live:
-        found = _live_hit(b"\n".join(t for _, t, _ in decoded), live) is not None
+    admitted_only = [t for _, t, admitted in decoded if admitted]
+    if not found and live:  # each on its own: one text's bytes may not be text
+        found = any(_live_hit(text, live, depth) is not None for text in admitted_only)
     if not found:
         return None
     for start, text, admitted in decoded:
-        inner = _live_hit(text, live) if admitted else _scan(text, live, allowed, depth)
+        inner = _live_hit(text, live, depth) if admitted else _scan(text, live, allowed, depth)
         if inner is not None:
             return Hit(inner.what, start, _BASE64)
     return None  # a secret across two runs' texts is no secret of either
+
+
+#: What stands between two lines of wrapped base64 (in a JSON string, escaped).
+_LINE_BREAKS: Final = frozenset({b"\n", b"\r\n", b"\\n", b"\\r\\n"})
+
+
+#: The rest of a JSON-escaped line break before a run that took its last "n".
+_ESCAPED_BREAKS: Final = frozenset({b"\\", b"\\r\\"})
+#: The last line of wrapped base64, shorter than a run, after its line break.
+_LAST_LINE: Final = re.compile(rb"(?:\r?\n|\\r\\n|\\n)([A-Za-z0-9+/_\-]{1,%d}=*)" % (_MIN_RUN - 1))
+
+
+def _wrapped(data: bytes, runs: list[tuple[int, bytes]]) -> Iterator[tuple[int, bytes]]:
+    """Each chain of runs that only line breaks part (wrapped base64, its last line
+    however short), as one run."""
+    chain: list[bytes] = []
+    chain_start = end = 0
+    for start, run in runs:
+        gap = data[end:start]
+        if chain and gap in _ESCAPED_BREAKS and run.startswith(b"n"):
+            chain.append(run[1:])  # "\n" in a JSON string: the run took its "n"
+        elif chain and gap in _LINE_BREAKS:
+            chain.append(run)
+        else:
+            yield from _chain(data, chain_start, chain, end)
+            chain, chain_start = [run], start
+        end = start + len(run)
+    yield from _chain(data, chain_start, chain, end)
+
+
+def _chain(data: bytes, start: int, chain: list[bytes], end: int) -> Iterator[tuple[int, bytes]]:
+    last = _LAST_LINE.match(data, end)
+    if last is not None:
+        chain = [*chain, last.group(1)]
+    if len(chain) > 1:
+        yield start, b"".join(chain)
 
 
 def _runs(data: bytes) -> Iterator[tuple[int, bytes]]:
