@@ -19,11 +19,13 @@ On main ``show`` printed the file a link led to, and replay served it.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import tempfile
 import unittest
 from pathlib import Path
 from typing import Any, ClassVar
+from unittest import mock
 
 import anthropic
 import pytest
@@ -280,6 +282,18 @@ class AnyContentTest(unittest.TestCase):
             checked,
         )
         self.every_command()
+        # Named through the link, a file in it is outside the fixtures folder too.
+        through = self.root / "sub" / name
+        with mock.patch.dict(os.environ, {"VCR_FIXTURES_DIR": str(self.root)}):
+            status, shown = self.command("show", str(through))
+            self.assertEqual(status, 1, shown)
+            self.assertEqual(
+                shown,
+                f"vcr_kit: {through}: a link to {self.outside / 'sub' / name}, outside the "
+                "fixtures folder; a fixture must be a file in it\n",
+            )
+            status, _ = self.command("diff", str(through), str(through))
+            self.assertEqual(status, 2)
 
     def test_a_link_inside_the_folder_is_read_as_its_file(self) -> None:
         name = sorted(self.good)[0]

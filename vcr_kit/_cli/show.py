@@ -11,7 +11,7 @@ import json
 
 from .._core.paths import display_path
 from .._core.schema import problems
-from .._store.scan import read
+from .._store.scan import read_named
 from ._common import fail
 from ._render import render
 
@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
 
     status = 0
     for number, name in enumerate(args.fixtures):
-        fixture = read(Path(name))
+        fixture = read_named(Path(name))
         if fixture.doc is None:
             status = fail(f"{display_path(fixture.path)}: {fixture.error}")
             continue

@@ -90,6 +90,23 @@ def read(path: Path, root: Path | None = None) -> Fixture:
     return Fixture(path, len(data), doc, folder=root)
 
 
+def read_named(path: Path) -> Fixture:
+    """``read`` for a fixture file named on the command line (``show``, ``diff``): judged
+    as a file of the fixtures folder (``VCR_FIXTURES_DIR``, else ``fixtures/``) when it
+    is in it as named, so that a subfolder that is a link out is seen; else as a file of
+    its own folder."""
+    root = None
+    try:
+        from .._core.config import load_settings
+
+        home = Path(os.path.abspath(load_settings().fixtures_dir))
+    except VCRError:  # a bad setting: the file's own folder judges
+        home = None
+    if home is not None and Path(os.path.abspath(path)).is_relative_to(home):
+        root = home
+    return read(path, root)
+
+
 def links_out(folder: Path) -> list[tuple[Path, str]]:
     """Each folder below ``folder`` that is a link leading out of it, and why: its
     fixtures are not walked (a link is never followed), and ``check`` says so."""
