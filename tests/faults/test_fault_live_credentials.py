@@ -3,7 +3,8 @@
 On main, with ``VCR_ALLOW_SECRETS='re:[A-Za-z0-9+/=]{20,}'`` a base64 copy of the live
 key was written to a fixture (the raw key was still refused), and a URL-encoded copy
 was written with no allowlist at all. The property: any credential vcr_kit knows (each
-variable of ``SECRET_ENV_VARS``, a request header's value) x any encoding (as it is,
+variable of ``SECRET_ENV_VARS``, a request header's value, a credential the process got
+elsewhere, such as the proxy's Google access token) x any encoding (as it is,
 base64 standard or URL-safe, padded or not, at any alignment inside a longer text,
 base64 wrapped in lines as ``base64`` writes it, URL-encoded in either case of hex,
 base64 then URL-encoded, base64 twice) x any
@@ -34,7 +35,7 @@ from hypothesis import strategies as st
 import vcr_kit
 from tests.support.helpers.cli_support import cli
 from tests.support.helpers.examples import examples
-from vcr_kit._core.credentials import SECRET_ENV_VARS
+from vcr_kit._core.credentials import PROCESS_CREDENTIALS, SECRET_ENV_VARS, remember_credential
 from vcr_kit._store.files import write_document
 
 pytestmark = pytest.mark.inprocess
@@ -85,7 +86,7 @@ ALLOW_ENTRIES = [
 ]
 PLACES = ("body", "header", "stream")
 #: Each variable vcr_kit keeps out of fixtures, and a credential a request's headers carry.
-LABELS = [*SECRET_ENV_VARS, "the x-api-key header"]
+LABELS = [*SECRET_ENV_VARS, "the x-api-key header", "the proxy's Google access token"]
 
 
 def document(place: str, text: str, cut: int) -> dict[str, Any]:
@@ -159,6 +160,8 @@ class LiveCredentialTest(unittest.TestCase):
         if label in SECRET_ENV_VARS:
             os.environ[label] = value
             self.addCleanup(os.environ.pop, label, None)
+        elif label.startswith("the proxy's"):  # one the process got, in no variable
+            remember_credential(label, value)
         else:
             extra = [(label, value)]
         path = self.folder / "post-v1-messages-0123456789ab.json"
@@ -168,6 +171,7 @@ class LiveCredentialTest(unittest.TestCase):
                 write_document(path, document(place, text, cut), extra)
         finally:
             os.environ.pop(label, None)
+            PROCESS_CREDENTIALS.reset()
         message = str(caught.exception)
         self.assertTrue(
             message.startswith(
