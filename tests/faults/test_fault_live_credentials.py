@@ -35,7 +35,8 @@ from hypothesis import strategies as st
 import vcr_kit
 from tests.support.helpers.cli_support import cli
 from tests.support.helpers.examples import examples
-from vcr_kit._core.credentials import PROCESS_CREDENTIALS, SECRET_ENV_VARS, remember_credential
+from vcr_kit._core import credentials
+from vcr_kit._core.credentials import SECRET_ENV_VARS
 from vcr_kit._store.files import write_document
 
 pytestmark = pytest.mark.inprocess
@@ -161,7 +162,7 @@ class LiveCredentialTest(unittest.TestCase):
             os.environ[label] = value
             self.addCleanup(os.environ.pop, label, None)
         elif label.startswith("the proxy's"):  # one the process got, in no variable
-            remember_credential(label, value)
+            credentials.remember_credential(label, value)
         else:
             extra = [(label, value)]
         path = self.folder / "post-v1-messages-0123456789ab.json"
@@ -171,7 +172,8 @@ class LiveCredentialTest(unittest.TestCase):
                 write_document(path, document(place, text, cut), extra)
         finally:
             os.environ.pop(label, None)
-            PROCESS_CREDENTIALS.reset()
+            if label.startswith("the proxy's"):
+                credentials.PROCESS_CREDENTIALS.reset()
         message = str(caught.exception)
         self.assertTrue(
             message.startswith(
