@@ -19,7 +19,7 @@ import pytest
 
 from tests.support.helpers.env import temp_dir
 from vcr_kit import dehydrate
-from vcr_kit._core import config, ids
+from vcr_kit._core import config, credentials, ids
 from vcr_kit._core.faults import parse_spec
 from vcr_kit._engine import faults, live, loaded_response
 from vcr_kit._store import cache, files
@@ -68,6 +68,10 @@ def _fill_cache(state: cache.FixtureCache) -> None:
     state.total = 2
 
 
+def _fill_credentials(state: credentials.ProcessCredentials) -> None:
+    state.values["ya29." + "t" * 30] = "the proxy's Google access token"
+
+
 def _fill_cleanups(state: files.TempCleanups) -> None:
     state.last_cleaned[Path("fixtures")] = 1.0
 
@@ -82,6 +86,7 @@ STATE_OBJECTS: list[tuple[Any, type, Callable[[Any], None]]] = [
     (loaded_response.LAYOUT_CHECKS, loaded_response.LayoutChecks, _fill_layouts),
     (cache.CACHE, cache.FixtureCache, _fill_cache),
     (files.TEMP_CLEANUPS, files.TempCleanups, _fill_cleanups),
+    (credentials.PROCESS_CREDENTIALS, credentials.ProcessCredentials, _fill_credentials),
 ]
 
 

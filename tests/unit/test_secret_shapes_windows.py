@@ -58,7 +58,7 @@ def old_scan(data: bytes, depth: int = 0) -> Hit | None:
     for start, text in decoded:
         inner = old_scan(text, depth + 1)
         if inner is not None:
-            return Hit(inner.what, start, encoded=True)
+            return Hit(inner.what, start, "base64-encoded")
     return None
 
 

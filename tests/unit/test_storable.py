@@ -126,7 +126,7 @@ class AgreementTest(unittest.TestCase):
             "usage": [],
         }
         found = problems(doc, "post-v1-messages-0123456789ab.json")
-        refusal = answer_refusal(response)
+        refusal = answer_refusal(response, doc["request"])  # the recorder asks with its request
         never = [line for line in found if line.endswith(NEVER)]
         if refusal is None:
             self.assertEqual(never, [])

@@ -1,6 +1,8 @@
 """Check every fixture below FOLDER before CI does.
 
-Each *.json must parse as a vcr_kit fixture, have a valid name, hold no key, and
+Each *.json must parse as a vcr_kit fixture, have a valid name, hold no key (a live
+credential of this environment in any encoding, or a key-shaped string), be no link
+out of the folder (nor in a folder that is one), and
 have the shape its kind needs to replay as recorded (an HTTP answer with one body
 and a real status, events only where the request asked for a stream, SDK tags
 replay can load, a known format version). Temp files of killed writers and lock
@@ -19,7 +21,7 @@ from .._core.fixture_names import validate_name
 from .._core.paths import display_path
 from .._core.schema import problems
 from .._store.files import read_fixture_bytes
-from .._store.scan import Fixture, debris, scan
+from .._store.scan import Fixture, debris, links_out, scan
 from .._store.secrets import find_secret
 from ..errors import VCRError
 from ._common import add_folder, folder_of, plural
@@ -44,7 +46,7 @@ def fixture_problems(fixture: Fixture) -> list[str]:
     found.extend(problems(fixture.doc, fixture.name))
     found.extend(origin_problems(fixture.doc))
     try:  # read again (the scan keeps documents, not bytes), as carefully as the first time
-        data = read_fixture_bytes(fixture.path)
+        data = read_fixture_bytes(fixture.path, within=fixture.folder)
     except VCRError as exc:
         return [*found, exc.message]
     except OSError as exc:
@@ -69,6 +71,11 @@ def check_folder(folder: Path) -> tuple[int, list[str]]:
     fixtures = scan(folder)
     for fixture in fixtures:
         lines.extend(f"{display_path(fixture.path)}: {p}" for p in fixture_problems(fixture))
+    # A folder that is a link out: its fixtures are never walked, and said so.
+    lines.extend(
+        f"{display_path(path)}: {why}; its fixtures are not read (move them into the folder)"
+        for path, why in links_out(folder)
+    )
     lines.extend(d.describe() for d in debris(folder))
     return len(fixtures), lines
 

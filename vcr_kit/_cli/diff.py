@@ -23,7 +23,7 @@ from typing import Any
 
 from .._core.answer_verdict import IDENTICAL, compare_documents
 from .._core.paths import display_path
-from .._store.scan import read, scan
+from .._store.scan import read_named, scan
 from ._common import USAGE_ERROR, add_fixtures_option, fail, fixtures_folder
 
 NAME = "diff"
@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _files(a_path: Path, b_path: Path) -> int:
-    a, b = read(a_path), read(b_path)
+    a, b = read_named(a_path), read_named(b_path)
     if a.doc is None or b.doc is None:
         bad = a if a.doc is None else b
         return fail(f"{display_path(bad.path)}: {bad.error}", 2)

@@ -267,6 +267,14 @@ def _selected(
         if fixture.doc is None:
             unreadable.append(f"{display_path(fixture.path)}: {fixture.error}")
             continue
+        # What replay would refuse is not re-sent or compared either: said, as a file
+        # that cannot be read is.
+        broken = problems(fixture.doc, fixture.name, replay=True)
+        if not isinstance(fixture.doc.get("request"), dict):  # nothing to re-send
+            broken.append("request: missing or not an object")
+        if broken:
+            unreadable.append(f"{display_path(fixture.path)}: {broken[0]}")
+            continue
         kind = kind_of(fixture.doc)
         if args.kind and kind not in args.kind:
             continue
@@ -441,7 +449,9 @@ def _send_all(
         row.answer = answer
         if answer.response is not None:
             row.live = _cost(answer.usage, lambda m: m, unpriced)
-        reason = unusable(answer.response, row.doc.get("response"), answer.failure)
+        reason = unusable(
+            answer.response, row.doc.get("response"), answer.failure, row.destination.request
+        )
         if reason is not None:
             row.verdict, row.reasons = UNANSWERED, [reason]
             return

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .._core.paths import display_path
 from .._core.schema import problems
-from .._store.scan import read
+from .._store.scan import read_named
 from ._common import UsageError, add_fixtures_option, fail, fixtures_folder
 from ._render import render
 
@@ -54,7 +54,7 @@ def fixture_paths(args: argparse.Namespace) -> list[Path]:
 def run(args: argparse.Namespace) -> int:
     status = 0
     for number, path in enumerate(fixture_paths(args)):
-        fixture = read(path)
+        fixture = read_named(path)
         if fixture.doc is None:
             status = fail(f"{display_path(fixture.path)}: {fixture.error}")
             continue

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from .kinds import KINDS
 from .stream_message import assemble_message
 
 __all__ = [
@@ -100,6 +101,15 @@ def compare_documents(recorded: Mapping[str, Any], live: Mapping[str, Any]) -> V
     if recorded.get("kind") != "http":
         # A cassette's answer: SDK objects ({"$sdk", "data"}) or an API error.
         _compare_values(_unwrap(recorded.get("response")), _unwrap(live.get("response")), found)
+        return found.verdict()
+    # An answer replay would refuse (not an HTTP answer, not its endpoint's shape) is
+    # said to be so, never walked: a hand-edited file must not crash the comparison.
+    for label, doc in (("recorded", recorded), ("live", live)):
+        broken: list[str] = []
+        KINDS["http"].check(doc.get("request"), doc.get("response"), "", True, broken)
+        if broken:
+            found.add(API_DRIFT, f"the {label} answer cannot be compared: {broken[0]}")
+    if found.items:
         return found.verdict()
     answer = compare_answers(recorded.get("response") or {}, live.get("response") or {})
     return answer

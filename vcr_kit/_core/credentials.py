@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Final
@@ -20,8 +21,10 @@ __all__ = [
     "CREDENTIAL_VARS",
     "PLATFORM_KEY_VARS",
     "PLATFORM_SECRET_VARS",
+    "PROCESS_CREDENTIALS",
     "REPLAY_API_KEY",
     "SECRET_ENV_VARS",
+    "ProcessCredentials",
     "credentials_in",
     "environment_key",
     "foundry_api_key",
@@ -31,6 +34,7 @@ __all__ = [
     "live_credential_headers",
     "live_secrets",
     "platform_stand_ins",
+    "remember_credential",
     "stand_in_key_while",
     "uses_stand_in_key",
     "with_stand_in_key",
@@ -54,12 +58,15 @@ PLATFORM_SECRET_VARS: Final = (
 )
 #: The variables a child process (Claude Code, claude-agent-sdk) logs in with.
 CHILD_CREDENTIAL_VARS: Final = (*CREDENTIAL_VARS, "CLAUDE_CODE_OAUTH_TOKEN")
-#: Environment variables whose values must never appear in a fixture.
+#: Environment variables whose values must never appear in a fixture, in any encoding
+#: (``_store.secret_shapes``): no ``VCR_ALLOW_SECRETS`` entry admits one. The AWS access
+#: key id is not secret alone, but it names the account: a live one is not written either.
 SECRET_ENV_VARS: Final = (
     *CREDENTIAL_VARS,
     "ANTHROPIC_ADMIN_KEY",
     "CLAUDE_CODE_OAUTH_TOKEN",
     *PLATFORM_SECRET_VARS,
+    "AWS_ACCESS_KEY_ID",
 )
 #: Request headers that carry a credential: never stored, and their values never written
 #: (SigV4's signature is in ``authorization``; its session token in its own header).
@@ -156,9 +163,42 @@ def has_real_key(headers: Mapping[str, str]) -> bool:
     return any(value != REPLAY_API_KEY for _, value in credentials_in(headers))
 
 
+class ProcessCredentials:
+    """The credentials this process got from elsewhere than its environment (the
+    proxy's Google access token, the AWS keys botocore read from its files), each with
+    its label: never written, as the environment's are not. Added by the code that got
+    one (``remember_credential``); ``reset()`` is for tests."""
+
+    __slots__ = ("lock", "values")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        #: value -> label (a token refreshed is another value, kept too: an old one may
+        #: still be echoed in an answer).
+        self.values: dict[str, str] = {}
+
+    def reset(self) -> None:
+        with self.lock:
+            self.values.clear()
+
+
+PROCESS_CREDENTIALS: Final = ProcessCredentials()
+
+
+def remember_credential(label: str, value: str | None) -> None:
+    """``value`` (a credential this process got, named by ``label``) is never written."""
+    if value and len(value) >= _MIN_SECRET_LENGTH:
+        with PROCESS_CREDENTIALS.lock:
+            PROCESS_CREDENTIALS.values[value] = label
+
+
 def live_secrets(extra: Iterable[tuple[str, str]] = ()) -> list[tuple[str, str]]:
-    """(label, value) pairs: the key variables of the environment plus ``extra``."""
+    """(label, value) pairs: the key variables of the environment, the credentials this
+    process got elsewhere (``remember_credential``), plus ``extra``."""
     found = [(name, os.environ.get(name, "")) for name in SECRET_ENV_VARS]
+    if PROCESS_CREDENTIALS.values:  # read without the lock: the common case, none
+        with PROCESS_CREDENTIALS.lock:
+            found.extend((label, value) for value, label in PROCESS_CREDENTIALS.values.items())
     found.extend(extra)
     return [(label, value) for label, value in found if len(value) >= _MIN_SECRET_LENGTH]
 

@@ -41,26 +41,29 @@ _FORMS: Final = ("body", "events", "jsonl", "frames", "text", "base64")
 
 
 def unusable(
-    live: Mapping[str, Any] | None, recorded: Any = None, failure: str = ""
+    live: Mapping[str, Any] | None, recorded: Any = None, failure: str = "", request: Any = None
 ) -> str | None:
     """Why the live answer (its stored form; None when the API was not reached, with
     ``failure`` saying why) tells nothing of how the recorded answer moved: the row is
     ``unanswered``. None when it may be compared with ``recorded`` (the fixture's
     stored answer), whatever that holds: a fixture's answer never makes a transient
-    one a regression."""
+    one a regression. ``request``: the stored request that was sent; a success that is
+    not the documented shape of its endpoint is then never compared (nor written)."""
     if live is None:
         return f"no answer from the API ({failure or 'the connection failed'}): {NOT_A_CHANGE}"
-    reason = _transient(live, recorded if isinstance(recorded, Mapping) else {})
+    reason = _transient(live, recorded if isinstance(recorded, Mapping) else {}, request)
     return None if reason is None else f"{reason}: {NOT_A_CHANGE}"
 
 
-def _transient(live: Mapping[str, Any], recorded: Mapping[str, Any]) -> str | None:
+def _transient(
+    live: Mapping[str, Any], recorded: Mapping[str, Any], request: Any = None
+) -> str | None:
     status = live.get("status")
     if type(status) is not int:
         return "an answer with no HTTP status"
     if status in _MOMENT_STATUSES:
         return f"a {status} ({_MOMENT_STATUSES[status]}) depends on the moment, not on the request"
-    refusal = answer_refusal(live)
+    refusal = answer_refusal(live, request)
     if refusal is not None:
         return refusal.reason
     form = _form(live)

@@ -133,7 +133,7 @@ def _check_http(request: Any, response: Any, name: str, found: list[str]) -> Non
         return
     status = response.get("status")
     if _status_in(status, (100, 599), "response.status", "an HTTP status", found):
-        refusal = answer_refusal(response)
+        refusal = answer_refusal(response, request)
         if refusal is not None:
             found.append(f"{refusal.field}: {refusal.reason}{_NEVER_STORED}")
     bodies = [key for key in _HTTP_BODIES if key in response]

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from ..dehydrate import dehydrate_json
-from .kinds import KINDS, CannotRekey, check_usage
+from .kinds import KINDS, CannotRekey, FixtureKind, check_usage
 
 __all__ = [
     "FORMAT_KEY",
@@ -27,6 +27,7 @@ __all__ = [
     "MAX_DEPTH",
     "CannotRekey",
     "Document",
+    "kind_of",
     "misnamed",
     "nested_deeper_than",
     "problems",
@@ -63,6 +64,13 @@ def nested_deeper_than(value: Any, limit: int = MAX_DEPTH) -> bool:
     return False
 
 
+def kind_of(doc: Mapping[str, Any]) -> FixtureKind | None:
+    """The kind ``doc`` says it is, or None (no kind, an unknown one, or not even a
+    string: a hand-edited ``"kind": []`` is reported, never looked up)."""
+    name = doc.get("kind")
+    return KINDS.get(name) if isinstance(name, str) else None
+
+
 def problems(doc: Mapping[str, Any], name: str, *, replay: bool = False) -> list[str]:
     """Every reason why ``doc`` (the fixture file ``name``) would not replay faithfully.
 
@@ -75,7 +83,7 @@ def problems(doc: Mapping[str, Any], name: str, *, replay: bool = False) -> list
     if type(version) is not int or version not in KNOWN_FORMATS:
         known = ", ".join(str(v) for v in sorted(KNOWN_FORMATS))
         found.append(f"{FORMAT_KEY}: {version!r} is not a format this vcr_kit reads ({known})")
-    kind = KINDS.get(doc.get("kind"))  # type: ignore[arg-type]
+    kind = kind_of(doc)
     if kind is None:
         found.append(f"kind: {doc.get('kind')!r} is not one of {', '.join(KINDS)}")
         return found
@@ -95,7 +103,7 @@ def problems(doc: Mapping[str, Any], name: str, *, replay: bool = False) -> list
 
 def rekeyed(doc: Mapping[str, Any], name: str) -> tuple[str, Any]:
     """(the name the current rules give ``doc``, its request dehydrated with them)."""
-    kind = KINDS.get(doc.get("kind"))  # type: ignore[arg-type]
+    kind = kind_of(doc)
     if kind is None:
         raise CannotRekey(f"unknown kind {doc.get('kind')!r}")
     try:
@@ -110,7 +118,7 @@ def rekeyed(doc: Mapping[str, Any], name: str) -> tuple[str, Any]:
 def stored_name(doc: Mapping[str, Any], name: str) -> str | None:
     """The file name ``doc``'s stored request has (hashed as it is stored, with no rule
     applied again: a rule change is ``rekey``'s business), or None if it cannot say."""
-    kind = KINDS.get(doc.get("kind"))  # type: ignore[arg-type]
+    kind = kind_of(doc)
     if kind is None or "request" not in doc:
         return None
     try:

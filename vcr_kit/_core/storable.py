@@ -10,7 +10,8 @@ everyone on every day. Three kinds of answer do not qualify:
 - a stream that did not complete: one is stored only when it reached the API's final
   event (``message_stop``), or an API ``error`` event that is itself storable;
 - a body that is not the API's shape: an HTML page (a gateway's), JSON cut short, an
-  error status without the API's error object.
+  error status without the API's error object, a success that is not the documented
+  shape of its endpoint (``answer_shapes``: a Message, a token count, a batch...).
 
 Each function returns why its answer is never stored, as a phrase that completes
 "not recorded: ..." and "cannot be replayed: ...", or None when it may be stored.
@@ -25,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final, NamedTuple
 
+from .answer_shapes import shape_refusal
 from .aws_eventstream import CONTENT_TYPE as _EVENT_STREAM
 
 __all__ = [
@@ -146,10 +148,22 @@ def _is_error_object(body: Any) -> bool:
     return isinstance(body, Mapping) and isinstance(body.get("error"), Mapping)
 
 
-def answer_refusal(response: Mapping[str, Any]) -> Refusal | None:
+def answer_refusal(response: Mapping[str, Any], request: Any = None) -> Refusal | None:
     """Why an HTTP answer, in its stored form (``status``, ``headers``, one of ``body``,
     ``events``, ``jsonl``, ``text``, ``base64``), is never stored. A form that is not
-    even that (no status) is for the fixture kinds to report, not for this."""
+    even that (no status) is for the fixture kinds to report, not for this.
+    ``request``: the stored request it answers (``method``, ``path``): a success must
+    then be the documented shape of that endpoint."""
+    refusal = _answer_refusal(response)
+    status = response.get("status")
+    if refusal is None and request is not None and type(status) is int and 200 <= status < 300:
+        shape = shape_refusal(request, response)
+        if shape is not None:
+            return Refusal(*shape)
+    return refusal
+
+
+def _answer_refusal(response: Mapping[str, Any]) -> Refusal | None:
     status = response.get("status")
     if type(status) is not int:
         return None

@@ -228,7 +228,7 @@ class HttpRecorder:
         self, response: httpx2.Response, path: Path, stored_request: Any, ids: dict[str, str]
     ) -> Document:
         stored, stored_to_live = store_response_with_ids(response, seed=path.name)
-        refusal = answer_refusal(stored)
+        refusal = answer_refusal(stored, stored_request)
         if refusal is not None:
             raise _Declined(response, refusal.reason)
         doc: Document = {

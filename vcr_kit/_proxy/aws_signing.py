@@ -14,6 +14,7 @@ import importlib
 from collections.abc import Sequence
 from typing import Any
 
+from .._core.credentials import remember_credential
 from ..errors import ConfigError
 
 __all__ = ["signed_headers"]
@@ -40,6 +41,10 @@ def signed_headers(
     credentials = session.get_session().get_credentials()
     if credentials is None:
         raise ConfigError(advice + "and none were found.")
+    frozen = credentials.get_frozen_credentials()  # never written, from files too
+    remember_credential("the AWS access key id botocore found", frozen.access_key)
+    remember_credential("the AWS secret access key botocore found", frozen.secret_key)
+    remember_credential("the AWS session token botocore found", frozen.token)
     kept = {k: v for k, v in headers if k.lower() not in _UNSIGNED and k.lower() != "connection"}
     request = aws_request.AWSRequest(method=method, url=url, headers=kept, data=body)
     auth.SigV4Auth(credentials, "bedrock", region).add_auth(request)

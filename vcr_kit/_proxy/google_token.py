@@ -16,6 +16,7 @@ import importlib
 import threading
 from typing import Any, Final
 
+from .._core.credentials import remember_credential
 from ..errors import ConfigError
 
 __all__ = ["GoogleToken"]
@@ -43,6 +44,7 @@ class GoogleToken:
             credentials = self._credentials
             if not credentials.valid:
                 _refresh(credentials)
+            remember_credential("the proxy's Google access token", credentials.token)
             return f"Bearer {credentials.token}"
 
 

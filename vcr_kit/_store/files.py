@@ -47,11 +47,13 @@ __all__ = [
     "TempCleanups",
     "check_before_paying",
     "discard_temp",
+    "link_out",
     "mask_request_ids",
     "parse_document",
     "private_folder",
     "read_document",
     "read_fixture_bytes",
+    "refuse_link_out",
     "remove_stale_temps",
     "reserve_temp",
     "save",
@@ -98,17 +100,30 @@ def read_document(path: Path) -> Document | None:
 #: MB); a larger file is refused before a byte of it is read, not parsed into memory.
 MAX_FIXTURE_BYTES: Final = 512 * 1024 * 1024
 #: Opening a named pipe for reading waits for a writer: never wait (no effect on files).
+#: A link is never followed by the open itself: where it leads is judged first.
 _OPEN_FLAGS: Final = (
     os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     | getattr(os, "O_CLOEXEC", 0)
 )
+_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
 
 
-def read_fixture_bytes(path: Path, limit: int = MAX_FIXTURE_BYTES) -> bytes:
+def read_fixture_bytes(
+    path: Path, limit: int = MAX_FIXTURE_BYTES, within: Path | None = None
+) -> bytes:
     """The bytes of the fixture file at ``path``: a regular file of at most ``limit``
-    bytes, else ``FixtureCorruptError`` (a folder, a named pipe, a device, a huge file).
+    bytes, else ``FixtureCorruptError`` (a folder, a named pipe, a device, a huge file,
+    a link to a file outside ``within``, by default the folder that holds ``path``).
     Raises ``OSError`` when it cannot be opened (missing, not permitted)."""
-    fd = os.open(path, _OPEN_FLAGS)  # one open and one fstat: the replay hot path
+    if not _NOFOLLOW and os.path.islink(path):  # no O_NOFOLLOW: asked first
+        refuse_link_out(path, within)
+    try:
+        fd = os.open(path, _OPEN_FLAGS | _NOFOLLOW)  # one open and one fstat: the hot path
+    except OSError:
+        if not _NOFOLLOW or not os.path.islink(path):
+            raise
+        refuse_link_out(path, within)  # a link within the folder is read as its file
+        fd = os.open(path, _OPEN_FLAGS)
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
@@ -138,6 +153,34 @@ def read_fixture_bytes(path: Path, limit: int = MAX_FIXTURE_BYTES) -> bytes:
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def link_out(path: Path, within: Path | None = None) -> str | None:
+    """Why ``path`` is not a file of the folder ``within`` (by default its own folder)
+    when it, or a folder on the way to it below ``within``, is a link that leads
+    outside; None when it is no such link. Git stores a link, not the file it leads to:
+    a fixture read through one is not the fixture the repository holds, and a command
+    that printed it would show a file from anywhere on the machine."""
+    folder = path.parent if within is None else within
+    try:
+        target = path.resolve()
+        inside = target.is_relative_to(folder.resolve())
+    except (OSError, RuntimeError):  # a loop of links
+        return "a link that cannot be followed (a loop?)"
+    if inside:
+        return None
+    return f"a link to {target}, outside the fixtures folder"
+
+
+def refuse_link_out(path: Path, within: Path | None) -> None:
+    """Raise ``FixtureCorruptError`` when ``path`` is a link out of ``within``."""
+    why = link_out(path, within)
+    if why is not None:
+        raise FixtureCorruptError(
+            f"Fixture {display_path(path)} is {why}: vcr_kit never reads it. Replace the "
+            "link with the fixture file itself, or remove it.",
+            path,
+        )
 
 
 def _file_type(mode: int) -> str:

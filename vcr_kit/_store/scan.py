@@ -17,7 +17,14 @@ from typing import Any, Final
 from .._core.paths import display_path
 from .._core.schema import MAX_DEPTH, nested_deeper_than
 from ..errors import VCRError
-from .files import LOCK_FOLDER, STALE_SECONDS, parse_document, read_fixture_bytes, temp_files
+from .files import (
+    LOCK_FOLDER,
+    STALE_SECONDS,
+    link_out,
+    parse_document,
+    read_fixture_bytes,
+    temp_files,
+)
 
 JSON_SUFFIX: Final = ".json"
 LOCK_SUFFIX: Final = ".lock"
@@ -31,6 +38,8 @@ class Fixture:
     size: int
     doc: dict[str, Any] | None
     error: str | None = None
+    #: The folder it was read as a file of (a link out of it is never read).
+    folder: Path | None = None
 
     @property
     def name(self) -> str:
@@ -55,41 +64,67 @@ def _walk(folder: Path) -> Iterator[Path]:
 
 
 def read(path: Path, root: Path | None = None) -> Fixture:
-    """The fixture at ``path``; never raises. ``root``, the folder being scanned: a link
-    to a file outside it is reported, not read (git would store the link, not the file)."""
-    outside = _outside(path, root) if root is not None else None
+    """The fixture at ``path``; never raises. ``root``: the folder being scanned (by
+    default the one that holds ``path``): a link out of it, or through a folder that is
+    one, is reported, never read (git would store the link, not the file)."""
+    outside = link_out(path, root)
     if outside is not None:
-        return Fixture(path, 0, None, outside)
+        return Fixture(path, 0, None, f"{outside}; a fixture must be a file in it", root)
     if path.is_dir():
-        return Fixture(path, 0, None, "a folder, not a fixture file; remove or rename it")
+        return Fixture(path, 0, None, "a folder, not a fixture file; remove or rename it", root)
     try:
-        data = read_fixture_bytes(path)
+        data = read_fixture_bytes(path, within=root)
     except VCRError as exc:
-        return Fixture(path, 0, None, exc.message)
+        return Fixture(path, 0, None, exc.message, root)
     except OSError as exc:
-        return Fixture(path, 0, None, f"cannot be read: {exc.strerror or exc}")
+        return Fixture(path, 0, None, f"cannot be read: {exc.strerror or exc}", root)
     try:
         doc = parse_document(data, path)
     except VCRError as exc:
-        return Fixture(path, len(data), None, exc.message)
+        return Fixture(path, len(data), None, exc.message, root)
     if nested_deeper_than(doc):
         return Fixture(
-            path, len(data), None, f"nested more than {MAX_DEPTH} levels deep: not a fixture"
+            path, len(data), None, f"nested more than {MAX_DEPTH} levels deep: not a fixture",
+            root,
         )
-    return Fixture(path, len(data), doc)
+    return Fixture(path, len(data), doc, folder=root)
 
 
-def _outside(path: Path, root: Path) -> str | None:
-    """Why ``path`` is not a fixture file of ``root`` when it is a link out of it."""
-    if not path.is_symlink():
-        return None
+def read_named(path: Path) -> Fixture:
+    """``read`` for a fixture file named on the command line (``show``, ``diff``): judged
+    as a file of the fixtures folder (``VCR_FIXTURES_DIR``, else ``fixtures/``) when it
+    is in it as named, so that a subfolder that is a link out is seen; else as a file of
+    its own folder."""
+    root = None
     try:
-        target = path.resolve()
-    except (OSError, RuntimeError):  # a loop of links
-        return "a link that cannot be followed (a loop?)"
-    if target.is_relative_to(root.resolve()):
-        return None
-    return f"a link to {target}, outside the fixtures folder; a fixture must be a file in it"
+        from .._core.config import load_settings
+
+        home = Path(os.path.abspath(load_settings().fixtures_dir))
+    except VCRError:  # a bad setting: the file's own folder judges
+        home = None
+    if home is not None and Path(os.path.abspath(path)).is_relative_to(home):
+        root = home
+    return read(path, root)
+
+
+def links_out(folder: Path) -> list[tuple[Path, str]]:
+    """Each folder below ``folder`` that is a link leading out of it, and why: its
+    fixtures are not walked (a link is never followed), and ``check`` says so."""
+    found = []
+    for here in fixture_folders(folder):
+        try:
+            names = sorted(os.listdir(here))
+        except OSError:
+            continue
+        for name in names:
+            path = here / name
+            if name.startswith(".") or name.endswith(JSON_SUFFIX) or not path.is_symlink():
+                continue
+            if path.is_dir():
+                why = link_out(path, folder)
+                if why is not None:
+                    found.append((path, why))
+    return found
 
 
 def scan(folder: Path) -> list[Fixture]:

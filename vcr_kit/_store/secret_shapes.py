@@ -1,4 +1,4 @@
-"""What a secret looks like: the token shapes, the live values, and their base64 forms.
+"""What a secret looks like: the token shapes, the live values, and their encodings.
 
 Pure: bytes in, a ``Hit`` (which kind of secret, where) out, never the secret itself.
 The gate in ``_store.secrets`` runs this on every write and, before paying, on every
@@ -9,6 +9,11 @@ request: each shape's expression begins with a literal (``sk-ant-``, ``AKIA``,
 one text. Only a hit walks the JSON document to name the place. Nothing here copies
 the whole text: a fixture's bytes may be a 100 MB answer.
 
+A live value (a credential of this process) is looked for as it is and in every form
+a text carries it in: inside base64 (standard or URL-safe, at any of the three
+alignments a text may give it), URL-encoded, and any of those inside the others. No
+``VCR_ALLOW_SECRETS`` entry admits one: the allowlist is for look-alike shapes only.
+
 Prefixes that the issuer defines (``AKIA``, ``ghp_``, ``sk-ant-``) are matched as
 issued; the words around a credential (``Authorization``, ``Bearer``,
 ``aws_secret_access_key``) in any case.
@@ -16,16 +21,19 @@ issued; the words around a credential (``Authorization``, ``Bearer``,
 
 from __future__ import annotations
 
+import base64
 import binascii
+import functools
 import json
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
+from urllib.parse import unquote_to_bytes
 
 from .._core.config import AllowedSecrets
 
-__all__ = ["SHAPES", "Hit", "find_hit", "locate", "streamed_texts"]
+__all__ = ["SHAPES", "Hit", "find_hit", "live_forms", "locate", "streamed_texts"]
 
 # Between a label and its value: quotes (escaped too, as in serialized JSON), spaces,
 # and one ":" or "=".
@@ -147,30 +155,120 @@ class Hit:
 
     what: str
     start: int
-    #: The text was found by decoding base64 (so its offset is the run's).
-    encoded: bool = False
+    #: How the text carried it ("base64-encoded", "URL-encoded"); "" as it is. When
+    #: found by decoding base64, the offset is the run's.
+    encoding: str = ""
+
+    @property
+    def encoded(self) -> bool:
+        return bool(self.encoding)
 
     @property
     def kind(self) -> str:
-        return f"{self.what}, base64-encoded" if self.encoded else self.what
+        return f"{self.what}, {self.encoding}" if self.encoding else self.what
+
+
+class _Live(NamedTuple):
+    """A live value: its label, and each form a text may carry it in (the text to look
+    for, and how it is encoded)."""
+
+    label: str
+    forms: tuple[tuple[bytes, str], ...]
 
 
 def find_hit(
     data: bytes, live: Sequence[tuple[str, str]], allowed: AllowedSecrets = NOTHING_ALLOWED
 ) -> Hit | None:
-    """The first secret in ``data``: a live value (never allowed), a token of a known
-    shape that ``allowed`` does not allow, or either one inside base64; None if none."""
-    values = [(label, value.encode("utf-8", "surrogatepass")) for label, value in live]
+    """The first secret in ``data``: a live value in any of its forms (never allowed),
+    a token of a known shape that ``allowed`` does not allow, or either one inside
+    base64; None if none."""
+    values = [_Live(label, live_forms(value.encode("utf-8", "surrogatepass")))
+              for label, value in live]  # fmt: skip
     return _scan(data, values, allowed, 0)
 
 
-def _scan(
-    data: bytes, live: list[tuple[str, bytes]], allowed: AllowedSecrets, depth: int
+_BASE64: Final = "base64-encoded"
+#: Base64 of a text: which leading letters of each alignment (0, 1 or 2 bytes before
+#: the value in its group of three) depend on the bytes before the value.
+_LEADING_MIXED: Final = (0, 2, 3)
+
+
+@functools.lru_cache(maxsize=64)
+def live_forms(value: bytes) -> tuple[tuple[bytes, str], ...]:
+    """``value`` and the letters that any base64 text holding it must contain: for each
+    alignment, the letters made of the value's bits alone (those its neighbours share
+    are left off), in both alphabets."""
+    forms = [(value, "")]
+    for before in range(3):
+        length = before + len(value)
+        encoded = base64.b64encode(bytes(before) + value).rstrip(b"=")
+        # A last group of one or two bytes: the letter it shares with what follows is off.
+        end = length // 3 * 4 + length % 3
+        core = encoded[_LEADING_MIXED[before] : end]
+        forms.append((core, _BASE64))
+        urlsafe = core.translate(_TO_URLSAFE)
+        if urlsafe != core:
+            forms.append((urlsafe, _BASE64))
+    return tuple(forms)
+
+
+_TO_URLSAFE: Final = bytes.maketrans(b"+/", b"-_")
+_PERCENT: Final = re.compile(rb"%[0-9A-Fa-f]{2}")
+
+
+def _live_hit(data: bytes, live: list[_Live], depth: int = 0) -> Hit | None:
+    """A live value in ``data``: as it is, URL-encoded, and (in a text that base64
+    gave, where base64 may be nested) in base64; the base64 runs of the text itself are
+    ``_scan_base64``'s. Not asked of the allowlist: no entry admits a credential of
+    this process."""
+    for label, forms in live:
+        for form, encoding in forms if depth else forms[:1]:
+            position = data.find(form)
+            if position >= 0:
+                return Hit(f"the value of {label}", position, encoding)
+    if not live:
+        return None
+    reach = 3 * max(len(form) for _, forms in live for form, _ in forms)
+    for start, decoded in _url_decoded_windows(data, reach):
+        for label, forms in live:
+            for form, encoding in forms:
+                if form in decoded:
+                    return Hit(f"the value of {label}", start, encoding or "URL-encoded")
+    return None
+
+
+def _encoded_live_hit(
+    runs: Iterable[tuple[int, bytes]], live: list[_Live]
 ) -> Hit | None:
-    for label, value in live:
-        position = data.find(value)
-        if position >= 0:
-            return Hit(f"the value of {label}", position)
+    """A live value's base64 form in one of ``runs`` (its letters at any alignment, in
+    either alphabet), found without decoding."""
+    for start, run in runs:
+        for label, forms in live:
+            for form, encoding in forms[1:]:
+                position = run.find(form)
+                if position >= 0:
+                    return Hit(f"the value of {label}", start + position, encoding)
+    return None
+
+
+def _url_decoded_windows(data: bytes, reach: int) -> Iterator[tuple[int, bytes]]:
+    """(where, text) of each window of ``data`` that holds a percent escape, decoded
+    (any case of hex, any choice of characters escaped): a window at a time, each
+    reaching far enough past its end that an escaped form starting in it is seen whole,
+    never the whole text at once."""
+    escape = _PERCENT.search(data)
+    if escape is None:
+        return
+    for start in range(max(escape.start() - reach, 0), len(data), _WINDOW):
+        end = start + _WINDOW + reach
+        if _PERCENT.search(data, start, end) is not None:  # no copy of a window without one
+            yield start, unquote_to_bytes(data[start:end])
+
+
+def _scan(data: bytes, live: list[_Live], allowed: AllowedSecrets, depth: int) -> Hit | None:
+    hit = _live_hit(data, live, depth)
+    if hit is not None:
+        return hit
     windows = _Windows(data)
     for shape in SHAPES:
         for number, pattern in enumerate(shape.patterns):
@@ -192,23 +290,73 @@ def _scan(
 
 
 def _scan_base64(
-    data: bytes, live: list[tuple[str, bytes]], allowed: AllowedSecrets, depth: int
+    data: bytes, live: list[_Live], allowed: AllowedSecrets, depth: int
 ) -> Hit | None:
     """A secret inside what a base64-looking run decodes to. All runs are decoded and
-    scanned as one text; only a hit goes back to find its run."""
+    scanned as one text; only a hit goes back to find its run. A run the allowlist
+    admits is still looked into for live values (an entry admits shapes, never a
+    credential of this process), and so is base64 wrapped in lines (as ``base64`` and
+    MIME write it): its runs joined."""
+    runs = list(_runs(data))
+    if live:  # every run, admitted or not, and base64 wrapped in lines, joined
+        hit = _encoded_live_hit([*runs, *_wrapped(data, runs)], live)
+        if hit is not None:
+            return hit
     decoded = [
-        (start, text)
-        for start, run in _runs(data)
-        if not allowed.allows(run)
+        (start, text, allowed.allows(run))
+        for start, run in runs
         for text in _decodings(run)
     ]
-    if not decoded or _scan(b"\n".join(t for _, t in decoded), live, allowed, depth) is None:
+    if not decoded:
         return None
-    for start, text in decoded:
-        inner = _scan(text, live, allowed, depth)
+    shapes = b"\n".join(t for _, t, admitted in decoded if not admitted)
+    found = _scan(shapes, live, allowed, depth) is not None
+    admitted_only = [t for _, t, admitted in decoded if admitted]
+    if not found and live:  # each on its own: one text's bytes may not be text
+        found = any(_live_hit(text, live, depth) is not None for text in admitted_only)
+    if not found:
+        return None
+    for start, text, admitted in decoded:
+        inner = _live_hit(text, live, depth) if admitted else _scan(text, live, allowed, depth)
         if inner is not None:
-            return Hit(inner.what, start, encoded=True)
+            return Hit(inner.what, start, _BASE64)
     return None  # a secret across two runs' texts is no secret of either
+
+
+#: What stands between two lines of wrapped base64 (in a JSON string, escaped).
+_LINE_BREAKS: Final = frozenset({b"\n", b"\r\n", b"\\n", b"\\r\\n"})
+
+
+#: The rest of a JSON-escaped line break before a run that took its last "n".
+_ESCAPED_BREAKS: Final = frozenset({b"\\", b"\\r\\"})
+#: The last line of wrapped base64, shorter than a run, after its line break.
+_LAST_LINE: Final = re.compile(rb"(?:\r?\n|\\r\\n|\\n)([A-Za-z0-9+/_\-]{1,%d}=*)" % (_MIN_RUN - 1))
+
+
+def _wrapped(data: bytes, runs: list[tuple[int, bytes]]) -> Iterator[tuple[int, bytes]]:
+    """Each chain of runs that only line breaks part (wrapped base64, its last line
+    however short), as one run."""
+    chain: list[bytes] = []
+    chain_start = end = 0
+    for start, run in runs:
+        gap = data[end:start]
+        if chain and gap in _ESCAPED_BREAKS and run.startswith(b"n"):
+            chain.append(run[1:])  # "\n" in a JSON string: the run took its "n"
+        elif chain and gap in _LINE_BREAKS:
+            chain.append(run)
+        else:
+            yield from _chain(data, chain_start, chain, end)
+            chain, chain_start = [run], start
+        end = start + len(run)
+    yield from _chain(data, chain_start, chain, end)
+
+
+def _chain(data: bytes, start: int, chain: list[bytes], end: int) -> Iterator[tuple[int, bytes]]:
+    last = _LAST_LINE.match(data, end)
+    if last is not None:
+        chain = [*chain, last.group(1)]
+    if len(chain) > 1:
+        yield start, b"".join(chain)
 
 
 def _runs(data: bytes) -> Iterator[tuple[int, bytes]]:
@@ -313,7 +461,7 @@ def streamed_texts(value: Any) -> list[str]:
     A stream sends a block in small pieces ("key sk-a", "nt-api03...") and no piece
     holds a whole key, so the byte scan alone would let a streamed key through.
     """
-    blocks: dict[tuple[int, object], list[str]] = {}
+    blocks: dict[tuple[int, int | str], list[str]] = {}
     stream = [0]
 
     def walk(node: Any) -> None:
@@ -323,7 +471,9 @@ def streamed_texts(value: Any) -> list[str]:
                 stream[0] += 1
             delta = node.get("delta")
             if kind == "content_block_delta" and isinstance(delta, dict):
-                pieces = blocks.setdefault((stream[0], node.get("index")), [])
+                index = node.get("index")  # any JSON in a hand-edited file: a key as text
+                key = index if type(index) is int else json.dumps(index, sort_keys=True)
+                pieces = blocks.setdefault((stream[0], key), [])
                 pieces.extend(delta[f] for f in _DELTA_FIELDS if isinstance(delta.get(f), str))
             for child in node.values():
                 walk(child)

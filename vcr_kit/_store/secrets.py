@@ -16,7 +16,7 @@ from .._core.config import allowed_secrets
 from .._core.credentials import live_secrets
 from .._core.paths import display_path
 from ..errors import SecretLeakError
-from .secret_shapes import find_hit, locate, streamed_texts
+from .secret_shapes import NOTHING_ALLOWED, find_hit, locate, streamed_texts
 
 __all__ = ["find_secret", "scan_for_secrets", "scan_request"]
 
@@ -26,6 +26,10 @@ _ADVICE: Final = (
 #: Said only of a shape: a live key is a secret whatever it looks like.
 _ALLOW_ADVICE: Final = (
     " If it is not a secret, list it (or a re: pattern) in VCR_ALLOW_SECRETS."
+)
+#: Said of a live value when an allowlist is set: its entries are not the way out.
+_LIVE_ADVICE: Final = (
+    " VCR_ALLOW_SECRETS never admits a credential of this process, in any encoding."
 )
 
 
@@ -88,4 +92,6 @@ def scan_request(request: Any, path: Path, extra: Iterable[tuple[str, str]] = ()
 
 
 def _allow_advice(what: str) -> str:
-    return "" if what.startswith("the value of ") else _ALLOW_ADVICE
+    if not what.startswith("the value of "):
+        return _ALLOW_ADVICE
+    return _LIVE_ADVICE if allowed_secrets() != NOTHING_ALLOWED else ""
