@@ -198,6 +198,9 @@ class CurlThroughRunTest(ProxyTestCase):
         try:
             assert served.stdout is not None
             url = served.stdout.readline().strip().rsplit(" ", 1)[1]
+            # Read here, not from communicate(): it reads the pipe itself and would miss
+            # a line the first readline() already took into the file's buffer.
+            said = served.stdout.readline()
             statuses = []
             for _ in range(2):  # two clients, as two test processes would be
                 client = anthropic.Anthropic(base_url=url, api_key=self.key, max_retries=0)
@@ -209,7 +212,7 @@ class CurlThroughRunTest(ProxyTestCase):
                     statuses.append(exc.status_code)
             self.assertEqual(statuses, [529, 200])
             served.send_signal(signal.SIGTERM)
-            said, _ = served.communicate(timeout=30)
+            served.communicate(timeout=30)
         finally:
             if served.poll() is None:
                 served.kill()
