@@ -249,8 +249,9 @@ class _Handler(StrictRequestHandler):
     def do_GET(self) -> None:
         self._dispatch()
 
-    def do_HEAD(self) -> None:
-        self._dispatch()
+    # No do_HEAD: a HEAD gets the bodiless 501 of ``send_error`` and is never sent
+    # upstream, recorded or counted. Claude Code probes its base URL with one; served as a
+    # call, the probe would need a fixture (and a key to record one) in every session.
 
     def do_POST(self) -> None:
         self._dispatch()
