@@ -216,7 +216,7 @@ class WaitsEndAtTheClientsTimeout(_Recorded):
                 )
                 # A total timeout is aiohttp's asyncio.TimeoutError, the body's read included.
                 self.assert_gives_up(
-                    spec, lambda: asyncio.run(_aiohttp_read(NOWHERE, in_all)), TimeoutError
+                    spec, lambda: asyncio.run(_aiohttp_read(NOWHERE, in_all)), asyncio.TimeoutError
                 )
 
     def test_the_proxy_for_other_processes(self) -> None:
