@@ -259,8 +259,9 @@ def test_http_answers_every_request_once_and_stays_alive(
     assert_answer(json.loads(body), ("answer", "next"))
 
 
+# Nesting 100,000 deep: Python 3.13's json reads 5,000 levels, every version refuses this.
 @pytest.mark.parametrize("text", [b"NaN", b'{"jsonrpc": "2.0", "id": 1e400, "method": "ping"}',
-                                  b"[" * 5000 + b"]" * 5000, b"\xff\xfe"])  # fmt: skip
+                                  b"[" * 100_000 + b"]" * 100_000, b"\xff\xfe"])  # fmt: skip
 def test_what_json_cannot_echo_is_a_parse_error_and_the_relay_lives(
     handshakes: Path, text: bytes
 ) -> None:
