@@ -126,10 +126,13 @@ _GPT_5_5_PAGE: Final = (
     "https://www.morphllm.com/openai-api-pricing (OpenAI's pricing page, June 2026)"
 )
 _EMBEDDINGS_PAGE: Final = "https://docs.praison.ai/docs/embeddings/providers/openai"
+# OpenAI's pricing page no longer lists GPT-4.x, still billable: this page says so and
+# gives their input and output rates (cache reads: unconfirmed).
+_GPT_4_PAGE: Final = "https://raw.githubusercontent.com/Sraleik/undetermini/HEAD/PRICING.md"
 
 #: Base model ids (``provider_base_model_id``) to prices. Not here, for want of a page
 #: confirming the current rate: gpt-5.6-sol (its page gave a promotional price "at least
-#: until November 21, 2026"), gpt-5.6-terra, the GPT-4.x, GPT-4o and o-series models.
+#: until November 21, 2026"), gpt-5.6-terra, gpt-4o and the o-series models.
 #: The GPT-5.5 and GPT-5.4 rows carry no long-context tier: no page read gave one.
 OPENAI_PRICES: Final[dict[str, Price]] = {
     # GPT-6.2 (released 2026-11-17). Astra: only input and output were confirmed.
@@ -174,6 +177,10 @@ OPENAI_PRICES: Final[dict[str, Price]] = {
     "gpt-5.4-nano": _pre_5_6(0.20, 0.02, 1.25, source=_GPT_5_4_PAGE, checked="2026-06-04"),
     "gpt-5.1": _pre_5_6(1.25, 0.125, 10.00, source=_OPENAI_MODELS + "gpt-5.1", checked=_TODAY),
     "gpt-5-nano": _pre_5_6(0.05, 0.005, 0.40, source=_OPENAI_MODELS + "gpt-5-nano", checked=_TODAY),
+    "gpt-4.1": _pre_5_6(2.00, None, 8.00, source=_GPT_4_PAGE, checked="2026-05-07"),
+    "gpt-4.1-mini": _pre_5_6(0.40, None, 1.60, source=_GPT_4_PAGE, checked="2026-05-07"),
+    "gpt-4.1-nano": _pre_5_6(0.10, None, 0.40, source=_GPT_4_PAGE, checked="2026-05-07"),
+    "gpt-4o-mini": _pre_5_6(0.15, None, 0.60, source=_GPT_4_PAGE, checked="2026-05-07"),
     "text-embedding-3-small": _embedding(0.02, source=_EMBEDDINGS_PAGE),
     "text-embedding-3-large": _embedding(0.13, source=_EMBEDDINGS_PAGE),
     "text-embedding-ada-002": _embedding(0.10, source=_EMBEDDINGS_PAGE),
