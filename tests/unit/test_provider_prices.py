@@ -232,3 +232,49 @@ class ProviderWarningsTest(unittest.TestCase):
     def test_a_dated_row_id_is_warned_about_under_its_own_name(self) -> None:
         (message,) = self._caught([_entry("gemini", "models/gemini-1.0-pro-002", input_tokens=1)])
         self.assertTrue(re.search(r"no price for model 'models/gemini-1\.0-pro-002'", message))
+
+
+class StoredAnswersPricedTest(unittest.TestCase):
+    """A stored answer's usage, read by its provider's rule (``http_codec.usage_of``),
+    priced from that provider's rows: the two ends of the usage entry agree."""
+
+    def setUp(self) -> None:
+        vcr_kit.reset_session_cost()
+        self.addCleanup(_cost.COST.reset)
+
+    def test_an_openai_chat_completion_with_cached_and_reasoning_tokens(self) -> None:
+        from vcr_kit._engine import http_codec
+
+        usage = {
+            "prompt_tokens": 3000,
+            "completion_tokens": 500,
+            "total_tokens": 3500,
+            "prompt_tokens_details": {"cached_tokens": 2000},
+            "completion_tokens_details": {"reasoning_tokens": 400},
+        }
+        body = {"object": "chat.completion", "model": "gpt-5.4-mini-2026-03-17", "usage": usage}
+        entries = http_codec.usage_of({"status": 200, "body": body}, {"provider": "openai"})
+        # GPT-5.4 mini: 1000 uncached at 0.75, 2000 cached at 0.075, 500 out at 4.50
+        # (the 400 reasoning tokens inside them).
+        self.assertAlmostEqual(
+            _cost.add_usage(entries), (1000 * 0.75 + 2000 * 0.075 + 500 * 4.50) / 1e6
+        )
+        self.assertEqual(vcr_kit.session_cost().cache_read_tokens, 2000)
+
+    def test_a_gemini_answer_with_thoughts_and_cached_content(self) -> None:
+        from vcr_kit._engine import http_codec
+
+        body = {
+            "modelVersion": "gemini-3.8-flash",
+            "usageMetadata": {
+                "promptTokenCount": 1000,
+                "cachedContentTokenCount": 600,
+                "candidatesTokenCount": 100,
+                "thoughtsTokenCount": 1000,
+                "totalTokenCount": 2100,
+            },
+        }
+        entries = http_codec.usage_of({"status": 200, "body": body}, {"provider": "gemini"})
+        self.assertAlmostEqual(
+            _cost.add_usage(entries), (400 * 0.75 + 600 * 0.075 + 1100 * 3.75) / 1e6
+        )
