@@ -53,23 +53,35 @@ def user(text: str) -> list[ChatCompletionMessageParam]:
 
 
 class ServerTestCase(unittest.TestCase):
-    """One server per test, stopped last; a strict sync client on its ``/v1``."""
+    """One server and one strict sync client per class (building clients costs more than
+    the tests); the request log is cleared before each test."""
 
-    def setUp(self) -> None:
-        self.server = OpenAIServer().start()
-        self.addCleanup(self.server.stop)
-        self.client = self.make_client()
+    server: OpenAIServer
+    client: openai.OpenAI
 
-    def make_client(self, **kwargs: Any) -> openai.OpenAI:
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.server = OpenAIServer().start()
+        cls.addClassCleanup(cls.server.stop)
+        cls.client = openai.OpenAI(**cls.client_options())
+        cls.addClassCleanup(cls.client.close)
+
+    @classmethod
+    def client_options(cls, **kwargs: Any) -> dict[str, Any]:
         options: dict[str, Any] = {
             "api_key": KEY,
-            "base_url": self.server.base_url,
+            "base_url": cls.server.base_url,
             "max_retries": 0,
             "_strict_response_validation": True,
         }
-        client = openai.OpenAI(**{**options, **kwargs})
-        self.addCleanup(client.close)
-        return client
+        return {**options, **kwargs}
+
+    def setUp(self) -> None:
+        self.server.reset_log()
+
+    def make_client(self, **kwargs: Any) -> openai.OpenAI:
+        """The class's client with other options; it shares the class client's connections."""
+        return self.client.with_options(**kwargs)
 
     def raw(self, path: str, body: object | None = None, **headers: str) -> tuple[int, str, str]:
         """(status, content-type, body text) of one request made without the SDK."""
@@ -332,7 +344,8 @@ class ResponsesTest(ServerTestCase):
 class EmbeddingsAndModelsTest(ServerTestCase):
     def test_the_sdk_decodes_the_base64_it_asks_for(self) -> None:
         # Strict validation runs before the SDK decodes base64: production clients are not strict.
-        client = self.make_client(_strict_response_validation=False)
+        client = openai.OpenAI(**self.client_options(_strict_response_validation=False))
+        self.addCleanup(client.close)
         answer = client.embeddings.create(model="text-embedding-3-small", input=["a", "b c"])
         self.assertEqual(
             [item.embedding for item in answer.data], [embedding_of("a"), embedding_of("b c")]
@@ -371,6 +384,7 @@ class CredentialsTest(ServerTestCase):
 
     def test_a_refused_key_is_an_invalid_api_key_401(self) -> None:
         self.server.refused_keys.add("sk-proj-revoked-0000")
+        self.addCleanup(self.server.refused_keys.discard, "sk-proj-revoked-0000")
         for key, masked in (
             ("sk-proj-revoked-0000", "sk-*************0000"),
             (REPLAY_STAND_IN_KEY, "vcr**************-key"),
