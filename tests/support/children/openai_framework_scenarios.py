@@ -92,10 +92,15 @@ def litellm_openai() -> Any:
     async def asynchronous() -> list[str]:
         plain = await litellm.acompletion(messages=said("litellm async"), **asks)
         parts = []
-        async for chunk in await litellm.acompletion(
-            messages=said("litellm stream"), stream=True, **asks
-        ):
-            parts.append(chunk.choices[0].delta.content or "")
+        # stream_options given: litellm asks a stream's usage only of OpenAI's own host.
+        streamed = await litellm.acompletion(
+            messages=said("litellm stream"),
+            stream=True,
+            stream_options={"include_usage": True},
+            **asks,
+        )
+        async for chunk in streamed:
+            parts.append((chunk.choices[0].delta.content or "") if chunk.choices else "")
         return [plain.choices[0].message.content, "".join(parts)]
 
     sync = litellm.completion(messages=said("litellm sync"), **asks)
