@@ -18,6 +18,7 @@ from typing import Any, Final
 
 from .._core.stream_message import apply_message_delta, start_snapshot
 from .prices import BATCH_RATE, PRICES, Price, base_model_id
+from .provider_prices import provider_base_model_id, provider_price
 
 __all__ = [
     "ModelCost",
@@ -135,9 +136,15 @@ def prices_state() -> tuple[int, int]:
     return COST.prices_version, len(COST.overrides)
 
 
-def price_for(model: str) -> Price | None:
-    base = base_model_id(model)
-    return COST.overrides.get(base) or PRICES.get(base)
+def price_for(model: str, provider: str | None = None) -> Price | None:
+    """The price of ``model``: Anthropic's table, or ``provider``'s (``"openai"``,
+    ``"gemini"``: ``provider_prices``) when the usage entry names one. A price set by
+    ``set_price`` wins either way."""
+    if provider is None:
+        base = base_model_id(model)
+        return COST.overrides.get(base) or PRICES.get(base)
+    base = provider_base_model_id(provider, model)
+    return COST.overrides.get(base) or provider_price(provider, model)
 
 
 def _int(usage: Mapping[str, Any], key: str) -> int:
@@ -171,10 +178,18 @@ def _warn_once(key: str, message: str) -> None:
     warnings.warn(message, UnknownModelPriceWarning, stacklevel=4)
 
 
-def cost_of(model: str, usage: Mapping[str, Any]) -> ModelCost:
-    """Tokens and USD of one response's usage."""
+#: The cache-write kinds as a warning names them: Anthropic's 5-minute and 1-hour
+#: writes sit in the same two slots as OpenAI's 30-minute and 12-hour ones.
+_WRITE_LABELS: Final = {
+    None: ("5-minute cache writes", "1-hour cache writes"),
+    "openai": ("30-minute cache writes", "12-hour cache writes"),
+}
+
+
+def cost_of(model: str, usage: Mapping[str, Any], provider: str | None = None) -> ModelCost:
+    """Tokens and USD of one response's usage (``provider``: see ``price_for``)."""
     tokens = tokens_of(usage)
-    price = price_for(model)
+    price = price_for(model, provider)
     if price is None:
         _warn_once(
             model,
@@ -187,9 +202,10 @@ def cost_of(model: str, usage: Mapping[str, Any]) -> ModelCost:
     if price.long_context is not None and threshold is not None and prompt > threshold:
         price = price.long_context
     usd = tokens.input_tokens * price.input + tokens.output_tokens * price.output
+    short, long = _WRITE_LABELS.get(provider, ("cache writes", "long cache writes"))
     for count, rate, label in (
-        (tokens.cache_write_5m_tokens, price.cache_write_5m, "5-minute cache writes"),
-        (tokens.cache_write_1h_tokens, price.cache_write_1h, "1-hour cache writes"),
+        (tokens.cache_write_5m_tokens, price.cache_write_5m, short),
+        (tokens.cache_write_1h_tokens, price.cache_write_1h, long),
         (tokens.cache_read_tokens, price.cache_read, "cache reads"),
     ):
         if not count:
@@ -251,7 +267,8 @@ def priced_usage(entries: Iterable[Mapping[str, Any]]) -> PricedUsage:
         usage = entry.get("usage")
         if not isinstance(usage, Mapping):
             continue
-        cost = cost_of(model, usage)
+        provider = entry.get("provider")  # absent for Anthropic's entries
+        cost = cost_of(model, usage, provider if isinstance(provider, str) else None)
         if entry.get("batch"):  # an answer of the Message Batches API
             cost = dataclasses.replace(cost, usd=cost.usd * BATCH_RATE)
         total += cost.usd
