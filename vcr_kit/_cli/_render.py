@@ -13,6 +13,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any, Final
 
+from .._core.providers import Provider, provider_named
 from .._core.stream_message import assemble_message
 
 _WIDTH: Final = 100
@@ -172,14 +173,32 @@ VIEWS: Final[dict[str, View]] = {
 _PLAIN_VIEW: Final[View] = (_conversation_lines, answer_lines)
 
 
+def _provider(doc: dict[str, Any]) -> Provider | None:
+    """Another provider's HTTP fixture: its stored request names the provider."""
+    request = doc.get("request")
+    if doc.get("kind") != "http" or not isinstance(request, dict):
+        return None
+    return provider_named(request.get("provider"))
+
+
 def request_lines(doc: dict[str, Any]) -> list[str]:
     request = doc.get("request")
     if not isinstance(request, dict):
         return _text_lines("input: ", _short(request))
+    provider = _provider(doc)
+    if provider is not None:
+        from ._render_providers import provider_request_lines
+
+        return provider_request_lines(provider, request)
     return VIEWS.get(str(doc.get("kind")), _PLAIN_VIEW)[0](request)
 
 
 def response_lines(doc: dict[str, Any]) -> list[str]:
+    provider = _provider(doc)
+    if provider is not None:
+        from ._render_providers import provider_answer_lines
+
+        return provider_answer_lines(provider, doc.get("response"))
     return VIEWS.get(str(doc.get("kind")), _PLAIN_VIEW)[1](doc.get("response"))
 
 
@@ -204,8 +223,10 @@ def usage_lines(doc: dict[str, Any]) -> list[str]:
 
 def render(doc: dict[str, Any]) -> list[str]:
     """The whole fixture: kind, request, answer, usage and cost."""
+    provider = _provider(doc)
     return [
         f"kind: {doc.get('kind')}",
+        *([f"provider: {provider.title}"] if provider is not None else []),
         "--- request",
         *request_lines(doc),
         "--- answer",
