@@ -83,8 +83,9 @@ def provider_findings(doc: Mapping[str, Any], name: str, stored_name: str | None
     if not name.startswith(f"{provider.name}-"):
         target = f" to {stored_name}" if stored_name else ""
         found.append(
-            f"name: {_article(provider.title)} {provider.title} fixture's name starts with {provider.name}- (the "
-            f"provider is part of the key): it would miss; vcr_kit rekey renames it{target}"
+            f"name: {_article(provider.title)} {provider.title} fixture's name starts with "
+            f"{provider.name}- (the provider is part of the key): it would miss; vcr_kit "
+            f"rekey renames it{target}"
         )
     query = request.get("query")
     for pair in query if isinstance(query, list) else []:
