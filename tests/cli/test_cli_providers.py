@@ -396,7 +396,7 @@ class DriftTest(ProviderCase):
             "gemini_stream": ("identical", []),
         })  # fmt: skip
         self.assertIn(
-            f"sent to {SERVER.url} (OpenAI), {SERVER.url} (Google Gemini)", out
+            f"1 api drift; sent to {SERVER.url} (Google Gemini), {SERVER.url} (OpenAI)\n", out
         )
         self.assertEqual(len(SERVER.log), 9)
         for _method, path, headers, _body in SERVER.log:

@@ -12,14 +12,13 @@ set is said in one line; the others are still sent.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from .._core.config import base_url
-from .._core.credentials import REPLAY_API_KEY, live_credential_headers
+from .._core.config import base_url, provider_base_urls
+from .._core.credentials import live_credential_headers, provider_credential_headers
 from .._core.providers import Provider, provider_named
 
 __all__ = ["REAL_API", "Target", "provider_of_doc", "target_for", "targets_text"]
@@ -48,26 +47,20 @@ def provider_of_doc(doc: Mapping[str, Any]) -> Provider | None:
     return provider_named(request.get("provider")) if isinstance(request, Mapping) else None
 
 
-def target_for(provider: Provider | None, environ: Mapping[str, str] | None = None) -> Target:
-    """Where ``provider``'s requests go and with which credential, from ``environ``."""
-    environ = os.environ if environ is None else environ
+def target_for(provider: Provider | None) -> Target:
+    """Where ``provider``'s requests go and with which credential, from this
+    environment."""
     if provider is None:
         url = base_url() or REAL_API
         return Target(None, url, live_credential_headers(), "set ANTHROPIC_API_KEY")
+    set_urls = dict(provider_base_urls())
     url = next(
-        (_origin(environ[v]) for v in provider.base_url_variables if environ.get(v)),
+        (_origin(set_urls[v]) for v in provider.base_url_variables if v in set_urls),
         _origin(provider.default_url),
     )
-    # The n-th group of key variables goes in the n-th credential header (OpenAI's key
-    # in Authorization, Azure OpenAI's in api-key; Gemini's in x-goog-api-key).
-    for group, header in zip(provider.key_variables, provider.credential_headers, strict=False):
-        for variable in group:
-            key = environ.get(variable, "")
-            if key and key != REPLAY_API_KEY:  # the stand-in is refused by every API
-                value = f"Bearer {key}" if header == "authorization" else key
-                return Target(provider, url, {header: value}, "")
+    credentials = provider_credential_headers(provider)
     names = " or ".join(v for group in provider.key_variables for v in group)
-    return Target(provider, url, None, f"set {names}")
+    return Target(provider, url, credentials, "" if credentials else f"set {names}")
 
 
 def _origin(url: str) -> str:

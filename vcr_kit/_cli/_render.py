@@ -15,51 +15,9 @@ from typing import Any, Final
 
 from .._core.providers import Provider, provider_named
 from .._core.stream_message import assemble_message
-
-_WIDTH: Final = 100
-
-
-def _short(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
-def _text_lines(prefix: str, text: str) -> list[str]:
-    lines = text.splitlines() or [""]
-    pad = " " * len(prefix)
-    return [prefix + lines[0], *(pad + line for line in lines[1:])]
-
-
-def content_lines(role: str, content: Any) -> list[str]:
-    """One message's content: text as it is, other blocks tagged with their type."""
-    if isinstance(content, str):
-        return _text_lines(f"[{role}] ", content)
-    if not isinstance(content, list):
-        return _text_lines(f"[{role}] ", _short(content))
-    lines: list[str] = []
-    for block in content:
-        if not isinstance(block, dict):
-            lines += _text_lines(f"[{role}] ", _short(block))
-            continue
-        kind = block.get("type")
-        if kind == "text":
-            lines += _text_lines(f"[{role}] ", str(block.get("text", "")))
-        elif kind in ("tool_use", "server_tool_use"):
-            lines.append(
-                f"[{role} calls {block.get('name')} ({block.get('id')})] "
-                f"{_short(block.get('input'))}"
-            )
-        elif kind == "tool_result":
-            inner = block.get("content")
-            text = inner if isinstance(inner, str) else _short(inner)
-            lines += _text_lines(f"[{role}: result for {block.get('tool_use_id')}] ", text)
-        elif kind == "thinking":
-            lines += _text_lines(f"[{role} thinking] ", str(block.get("thinking", "")))
-        elif kind == "redacted_thinking":
-            lines.append(f"[{role} thinking] (redacted)")
-        else:
-            rest = {k: v for k, v in block.items() if k != "type"}
-            lines.append(f"[{role} {kind}] {_short(rest)}")
-    return lines
+from ._render_text import content_lines
+from ._render_text import short as _short
+from ._render_text import text_lines as _text_lines
 
 
 def _untag(value: Any) -> Any:

@@ -10,12 +10,15 @@ candidates, function calls); a stream is shown as the answer it assembles into
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any, Final
 
 from .._core.provider_answer import as_message, dimensions, embeddings_of, final_body
 from .._core.providers import Provider
-from ._render import _short, _text_lines, answer_lines, content_lines
+from ._render_text import content_lines
+from ._render_text import short as _short
+from ._render_text import text_lines as _text_lines
 
 __all__ = ["provider_answer_lines", "provider_request_lines"]
 
@@ -159,7 +162,7 @@ def _parts_lines(role: str, parts: Any) -> list[str]:
 
 def provider_answer_lines(provider: Provider, response: Any) -> list[str]:
     if not isinstance(response, Mapping):
-        return answer_lines(response)
+        return _text_lines("", _short(response))
     lines = [f"status {response.get('status')}"]
     if "events" in response:
         events = response["events"] if isinstance(response["events"], list) else []
@@ -181,8 +184,8 @@ def provider_answer_lines(provider: Provider, response: Any) -> list[str]:
         dims = ", ".join(map(str, sizes))
         return [*lines, f"embeddings: {len(vectors)} of {dims} dimensions (vectors not shown)"]
     message = as_message(provider.name, body)
-    if message is None:
-        return lines + answer_lines(body)
+    if message is None:  # another answer (a model list, a count): as JSON
+        return lines + json.dumps(body, indent=2, ensure_ascii=False).splitlines()
     if isinstance(body, Mapping):
         lines += _answer_head(body)
     for block in message["content"]:
