@@ -92,9 +92,17 @@ def calls() -> None:
 OWN_RUN: Final = "vcr_kit_cli_providers_run"
 #: The files ``calls`` records, by what they hold.
 NAMES: dict[str, str] = {}
-SERVER: ProviderServer
-RECORDED: Path
 RECORDED_JOURNAL: dict[str, int] = {}
+
+
+class Shared:
+    """What the module's tests share: the server, and the folder of the recording."""
+
+    server: ProviderServer
+    folder: Path
+
+
+SHARED = Shared()
 
 
 def _by_content(folder: Path) -> dict[str, str]:
@@ -116,20 +124,19 @@ def _by_content(folder: Path) -> dict[str, str]:
 
 
 def setUpModule() -> None:
-    global SERVER, RECORDED
-    SERVER = ProviderServer().start()
-    RECORDED = Path(tempfile.mkdtemp(prefix="vcr-cli-providers-"))
+    SHARED.server = ProviderServer().start()
+    SHARED.folder = Path(tempfile.mkdtemp(prefix="vcr-cli-providers-"))
     saved = dict(os.environ)
     for name in PROVIDER_VARS:
         os.environ.pop(name, None)
     os.environ.update(
         OPENAI_API_KEY=OPENAI_KEY, GEMINI_API_KEY=GEMINI_KEY, VCR_MODE="auto", VCR_REPORT="0",
-        OPENAI_BASE_URL=SERVER.url + "/v1", GOOGLE_GEMINI_BASE_URL=SERVER.url,
+        OPENAI_BASE_URL=SHARED.server.url + "/v1", GOOGLE_GEMINI_BASE_URL=SHARED.server.url,
     )  # fmt: skip
     for model, price in PRICES.items():
         if price_for(model) is None:
             vcr_kit.set_price(model, price)
-    folder = RECORDED
+    folder = SHARED.folder
 
     class Recording(vcr_kit.VCRTestCase):
         __module__ = OWN_RUN
@@ -147,13 +154,13 @@ def setUpModule() -> None:
         os.environ.update(saved)
     if not result.wasSuccessful():
         raise AssertionError("\n".join(text for _, text in [*result.errors, *result.failures]))
-    NAMES.update(_by_content(RECORDED))
+    NAMES.update(_by_content(SHARED.folder))
     assert len(NAMES) == 10, NAMES
 
 
 def tearDownModule() -> None:
-    SERVER.stop()
-    shutil.rmtree(RECORDED, ignore_errors=True)
+    SHARED.server.stop()
+    shutil.rmtree(SHARED.folder, ignore_errors=True)
 
 
 class ProviderCase(unittest.TestCase):
@@ -164,9 +171,9 @@ class ProviderCase(unittest.TestCase):
         for name in (*PROVIDER_VARS, "CI"):
             os.environ.pop(name, None)
         self.fixtures = temp_dir(self) / "fixtures"
-        shutil.copytree(RECORDED, self.fixtures)
-        SERVER.drifting = False
-        SERVER.log.clear()
+        shutil.copytree(SHARED.folder, self.fixtures)
+        SHARED.server.drifting = False
+        SHARED.server.log.clear()
 
     def path(self, label: str) -> str:
         return str(self.fixtures / NAMES[label])
@@ -271,7 +278,8 @@ class CheckRekeyTest(ProviderCase):
         (folder / NAMES["chat"]).unlink()
         (folder / old).write_text(json.dumps(doc, indent=2), encoding="utf-8")
         # Another provider's prefix, and none.
-        (folder / NAMES["responses"]).rename(folder / NAMES["responses"].replace("openai", "gemini"))
+        misnamed = NAMES["responses"].replace("openai", "gemini")
+        (folder / NAMES["responses"]).rename(folder / misnamed)
         (folder / NAMES["embeddings"]).rename(folder / NAMES["embeddings"].removeprefix("openai-"))
         # A key= a hand edit left in a stored query.
         doc = self.doc("gemini")
@@ -357,7 +365,8 @@ class DriftTest(ProviderCase):
     def live_env(self, **more: str) -> None:
         os.environ.update(
             OPENAI_API_KEY=OPENAI_KEY, GEMINI_API_KEY=GEMINI_KEY,
-            OPENAI_BASE_URL=SERVER.url + "/v1", GOOGLE_GEMINI_BASE_URL=SERVER.url, **more,
+            OPENAI_BASE_URL=SHARED.server.url + "/v1",
+            GOOGLE_GEMINI_BASE_URL=SHARED.server.url, **more,
         )  # fmt: skip
 
     def drift(self, *args: str) -> tuple[int, dict[str, Any], str, str]:
@@ -374,8 +383,9 @@ class DriftTest(ProviderCase):
     maxDiff = None
 
     def test_each_verdict_over_each_provider_with_its_own_key(self) -> None:
+        url = SHARED.server.url
         self.live_env()
-        SERVER.drifting = True
+        SHARED.server.drifting = True
         status, verdicts, out, err = self.drift()
         self.assertEqual((status, err), (1, ""), out)
         self.assertEqual(verdicts, {
@@ -396,10 +406,10 @@ class DriftTest(ProviderCase):
             "gemini_stream": ("identical", []),
         })  # fmt: skip
         self.assertIn(
-            f"1 api drift; sent to {SERVER.url} (Google Gemini), {SERVER.url} (OpenAI)\n", out
+            f"1 api drift; sent to {url} (Google Gemini), {url} (OpenAI)\n", out
         )
-        self.assertEqual(len(SERVER.log), 9)
-        for _method, path, headers, _body in SERVER.log:
+        self.assertEqual(len(SHARED.server.log), 9)
+        for _method, path, headers, _body in SHARED.server.log:
             self.assertNotIn("anthropic-version", headers)
             self.assertNotIn("x-api-key", headers)
             if "/models/" in path:
@@ -407,7 +417,7 @@ class DriftTest(ProviderCase):
                 self.assertNotIn("authorization", headers)
             else:
                 self.assertEqual(headers["authorization"], f"Bearer {OPENAI_KEY}")
-        streamed = [p for _, p, _, _ in SERVER.log if "streamGenerateContent" in p]
+        streamed = [p for _, p, _, _ in SHARED.server.log if "streamGenerateContent" in p]
         self.assertEqual(streamed, [f"/{self.version()}/models/{GEMINI}:streamGenerateContent"
                                     "?alt=sse"])
 
@@ -415,6 +425,7 @@ class DriftTest(ProviderCase):
         return str(self.doc("gemini")["request"]["path"]).split("/")[1]
 
     def test_a_provider_without_its_key_is_said_and_the_others_still_run(self) -> None:
+        url = SHARED.server.url
         self.live_env()
         del os.environ["OPENAI_API_KEY"]
         status, verdicts, out, err = self.drift()
@@ -422,13 +433,13 @@ class DriftTest(ProviderCase):
         self.assertEqual(
             err,
             "vcr_kit: no OpenAI key: set OPENAI_API_KEY or AZURE_OPENAI_API_KEY to send its 6 "
-            f"recorded requests to {SERVER.url}; skipped\n",
+            f"recorded requests to {SHARED.server.url}; skipped\n",
         )
         self.assertEqual({k: v[0] for k, v in verdicts.items() if k.startswith("gemini")},
                          dict.fromkeys(("gemini", "gemini_tool", "gemini_stream"), "identical"))
         self.assertEqual(verdicts["chat"], (
             "skipped", ["no OpenAI key: set OPENAI_API_KEY or AZURE_OPENAI_API_KEY"]))
-        self.assertEqual([p for _, p, _, _ in SERVER.log if "/models/" not in p], [])
+        self.assertEqual([p for _, p, _, _ in SHARED.server.log if "/models/" not in p], [])
 
         os.environ.pop("GEMINI_API_KEY")
         status, verdicts, out, err = self.drift()
@@ -436,23 +447,37 @@ class DriftTest(ProviderCase):
         self.assertEqual(
             err,
             "vcr_kit: drift: no API key for any selected request: no Google Gemini key: set "
-            f"GEMINI_API_KEY or GOOGLE_API_KEY to send its 3 recorded requests to {SERVER.url}; "
+            f"GEMINI_API_KEY or GOOGLE_API_KEY to send its 3 recorded requests to {url}; "
             "skipped; no OpenAI key: set OPENAI_API_KEY or AZURE_OPENAI_API_KEY to send its 6 "
-            f"recorded requests to {SERVER.url}; skipped\n",
+            f"recorded requests to {SHARED.server.url}; skipped\n",
         )
+
+    def test_kind_picks_provider_requests_by_what_they_ask(self) -> None:
+        url = SHARED.server.url
+        self.live_env()
+        status, out, err = cli("drift", str(self.fixtures), "--dry-run", "--kind", "stream")
+        self.assertEqual((status, err), (0, ""), out)
+        streams = sorted(NAMES[k] for k in ("chat_stream", "responses_stream", "gemini_stream"))
+        self.assertEqual([line.split()[:2] for line in out.splitlines()[1:4]],
+                         [["stream", name] for name in streams])
+        self.assertRegex(out.splitlines()[-1], rf"^dry run: would send 3 requests to {url} "
+                         rf"\(Google Gemini\), {url} \(OpenAI\), estimated \$0\.\d{{4}}; "
+                         "nothing was sent$")
+        self.assertEqual(SHARED.server.log, [])
 
     def test_model_asks_another_model_in_the_body_or_the_path(self) -> None:
         self.live_env()
         into = temp_dir(self) / "into"
-        status, verdicts, out, err = self.drift(
+        status, _, out, err = self.drift(
             "--select", NAMES["gemini_tool"], "--select", NAMES["chat_tool"],
             "--model", f"{GEMINI}=gemini-2.5-pro", "--model", f"{GPT}=gpt-4.1", "--into",
             str(into),
         )  # fmt: skip
         self.assertEqual((status, err), (0, ""), out)
-        paths = [p for _, p, _, _ in SERVER.log]
+        paths = [p for _, p, _, _ in SHARED.server.log]
         self.assertIn(f"/{self.version()}/models/gemini-2.5-pro:generateContent", paths)
-        self.assertEqual([b.get("model") for _, p, _, b in SERVER.log if "chat" in p], ["gpt-4.1"])
+        models = [b.get("model") for _, p, _, b in SHARED.server.log if "chat" in p]
+        self.assertEqual(models, ["gpt-4.1"])
         self.assertIn(
             f"{NAMES['gemini_tool']}: its request with model {GEMINI} -> gemini-2.5-pro "
             "written to ", out,
@@ -488,7 +513,7 @@ class SummaryTest(ProviderCase):
         suite = unittest.defaultTestLoader.loadTestsFromTestCase(Replaying)
         result = unittest.TextTestRunner(stream=io.StringIO(), verbosity=0).run(suite)
         self.assertTrue(result.wasSuccessful(), [*result.errors, *result.failures])
-        self.assertEqual(SERVER.log, [])
+        self.assertEqual(SHARED.server.log, [])
         self.assertGreater(seen["cost"], 0)
         line = summary_line()
         assert line is not None
