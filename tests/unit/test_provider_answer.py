@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from vcr_kit._cli._render import render
 from vcr_kit._core.answer_verdict import compare_answers
 from vcr_kit._core.drift_rules import asked_request, describe_change
 from vcr_kit._core.provider_answer import as_message, envelope, final_body
@@ -169,3 +170,38 @@ class ModelInPathTest(unittest.TestCase):
         self.assertIs(asked_request(anthropic, model_for), anthropic)  # no provider: no path
         # The fixture's own request is left as it is.
         self.assertEqual(GEMINI["path"], "/v1beta/models/gemini-2.5-flash:generateContent")
+
+
+class RenderTest(unittest.TestCase):
+    """``vcr_kit show``'s lines for what the recorded fixtures of the CLI tests lack: an
+    error answer, a Responses request answering a function call, a tool result."""
+
+    def test_an_openai_error_and_a_gemini_error(self) -> None:
+        error = {"error": {"message": "Bad model.", "type": "invalid_request_error"}}
+        doc = {"kind": "http", "request": OPENAI,
+               "response": {"status": 404, "body": error}}  # fmt: skip
+        self.assertEqual(render(doc)[-2:],
+                         ["status 404", "error invalid_request_error: Bad model."])
+        gemini_error = {"error": {"code": 400, "message": "No.", "status": "INVALID_ARGUMENT"}}
+        doc = {"kind": "http", "request": GEMINI,
+               "response": {"status": 400, "body": gemini_error}}  # fmt: skip
+        self.assertEqual(render(doc)[1], "provider: Google Gemini")
+        self.assertEqual(render(doc)[-1], "error INVALID_ARGUMENT: No.")
+
+    def test_tool_results_in_requests(self) -> None:
+        responses = {**OPENAI, "path": "/v1/responses", "body": {
+            "model": "m", "previous_response_id": "resp_vcr1",
+            "input": [{"type": "function_call_output", "call_id": "call_a", "output": "21C"}]}}
+        chat = {**OPENAI, "body": {"model": "m", "messages": [
+            {"role": "assistant", "content": None, "tool_calls": [{"id": "call_a", "type":
+             "function", "function": {"name": "get_weather", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "call_a", "content": "21C"}]}}
+        gemini = {**GEMINI, "body": {"contents": [{"role": "user", "parts": [
+            {"functionResponse": {"name": "get_weather", "response": {"t": 21}}}]}]}}
+        lines = [render({"kind": "http", "request": r, "response": {"status": 200, "body": {}}})
+                 for r in (responses, chat, gemini)]  # fmt: skip
+        self.assertIn("previous_response_id: resp_vcr1", lines[0])
+        self.assertIn("[tool: result for call_a] 21C", lines[0])
+        self.assertIn("[assistant calls get_weather (call_a)] {}", lines[1])
+        self.assertIn("[tool: result for call_a] 21C", lines[1])
+        self.assertIn('[user: result for get_weather] {"t": 21}', lines[2])
