@@ -452,6 +452,25 @@ class DriftTest(ProviderCase):
             f"recorded requests to {SHARED.server.url}; skipped\n",
         )
 
+    def test_update_re_records_a_changed_provider_answer_in_place(self) -> None:
+        self.live_env()
+        SHARED.server.drifting = True
+        before = self.bytes_of()
+        status, verdicts, out, err = self.drift(
+            "--select", NAMES["chat"], "--select", NAMES["gemini_stream"], "--update"
+        )
+        self.assertEqual((status, err), (0, ""), out)
+        self.assertEqual({k: v[0] for k, v in verdicts.items()},
+                         {"chat": "benign", "gemini_stream": "identical"})
+        self.assertIn("vcr_kit: wrote 1 fixture\n", out)
+        message = self.doc("chat")["response"]["body"]["choices"][0]["message"]
+        self.assertEqual(message["content"], "You said it other ways: Say hi.")
+        after = self.bytes_of()
+        self.assertEqual({n for n in after if after[n] != before[n]}, {NAMES["chat"]})
+        self.assertNotIn(OPENAI_KEY, after[NAMES["chat"]].decode())
+        status, out, _ = cli("check", str(self.fixtures))
+        self.assertEqual((status, out), (0, "vcr_kit: 10 fixtures checked, 0 problems\n"))
+
     def test_kind_picks_provider_requests_by_what_they_ask(self) -> None:
         url = SHARED.server.url
         self.live_env()
