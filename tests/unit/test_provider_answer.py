@@ -205,3 +205,12 @@ class RenderTest(unittest.TestCase):
         self.assertIn("[assistant calls get_weather (call_a)] {}", lines[1])
         self.assertIn("[tool: result for call_a] 21C", lines[1])
         self.assertIn('[user: result for get_weather] {"t": 21}', lines[2])
+
+    def test_a_gemini_embedding(self) -> None:
+        request = {**GEMINI, "path": "/v1beta/models/text-embedding-004:embedContent",
+                   "body": {"content": {"parts": [{"text": "one"}]}, "taskType": "X"}}
+        answer = {"status": 200, "body": {"embedding": {"values": [0.1, 0.2, 0.3]}}}
+        lines = render({"kind": "http", "request": request, "response": answer})
+        self.assertEqual(lines[4:], ['parameters: taskType=X', "[embed] one", "--- answer",
+                                     "status 200", "embeddings: 1 of 3 dimensions (vectors not "
+                                     "shown)"])  # fmt: skip

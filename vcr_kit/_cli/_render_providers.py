@@ -24,7 +24,8 @@ __all__ = ["provider_answer_lines", "provider_request_lines"]
 
 #: Request fields shown on their own lines, not among the parameters.
 _SHOWN: Final = frozenset({"messages", "input", "instructions", "tools", "contents",
-                           "systemInstruction", "system_instruction", "previous_response_id"})
+                           "systemInstruction", "system_instruction", "previous_response_id",
+                           "content", "requests"})
 
 
 def provider_request_lines(provider: Provider, request: Mapping[str, Any]) -> list[str]:
@@ -59,6 +60,13 @@ def provider_request_lines(provider: Provider, request: Mapping[str, Any]) -> li
     for content in body.get("contents") or []:
         if isinstance(content, Mapping):
             lines += _parts_lines(str(content.get("role", "user")), content.get("parts"))
+    # Gemini's embedContent (one content) and batchEmbedContents (a request each).
+    embedded = [body.get("content")] + [
+        r.get("content") for r in body.get("requests") or [] if isinstance(r, Mapping)
+    ]
+    for content in embedded:
+        if isinstance(content, Mapping):
+            lines += _parts_lines("embed", content.get("parts"))
     return lines
 
 
