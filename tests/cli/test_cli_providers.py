@@ -23,8 +23,8 @@ import pytest
 
 import vcr_kit
 from tests.cli.provider_loopback import ProviderServer
-from tests.support.helpers.cli_support import cli
-from tests.support.helpers.env import patch_env, temp_dir, working_dir
+from tests.support.helpers.cli_support import KEY, cli, record
+from tests.support.helpers.env import patch_env, start_server, temp_dir, working_dir
 from vcr_kit._ledger import journal
 from vcr_kit._ledger.cost import price_for
 from vcr_kit._ledger.prices import Price
@@ -451,6 +451,33 @@ class DriftTest(ProviderCase):
             "skipped; no OpenAI key: set OPENAI_API_KEY or AZURE_OPENAI_API_KEY to send its 6 "
             f"recorded requests to {SHARED.server.url}; skipped\n",
         )
+
+    def test_anthropic_and_the_providers_in_one_folder_each_with_its_own_key(self) -> None:
+        anthropic = start_server(self)
+        record(anthropic.url, self.fixtures, ["Hello from Claude."])
+        anthropic.log.clear()
+        claude = [p.name for p in self.fixtures.glob("post-v1-messages-*.json")]
+        self.assertEqual(len(claude), 1)
+        self.live_env(ANTHROPIC_BASE_URL=anthropic.url)
+        args = ("--select", claude[0], "--select", NAMES["chat"], "--select", NAMES["gemini"])
+
+        status, out, err = cli("drift", str(self.fixtures), "--allow-ci", *args)
+        self.assertEqual(status, 0, out + err)
+        self.assertEqual(err, "vcr_kit: no Anthropic key: set ANTHROPIC_API_KEY to send its 1 "
+                              f"recorded request to {anthropic.url}; skipped\n")  # fmt: skip
+        self.assertIn("2 identical; sent to ", out)
+        self.assertEqual(anthropic.log, [])
+
+        os.environ["ANTHROPIC_API_KEY"] = KEY
+        status, out, err = cli("drift", str(self.fixtures), "--allow-ci", *args)
+        self.assertEqual((status, err), (0, ""), out)
+        url = SHARED.server.url
+        self.assertIn(f"3 identical; sent to {url} (Google Gemini), {url} (OpenAI), "
+                      f"{anthropic.url} (Anthropic)\n", out)
+        (sent,) = anthropic.log
+        self.assertEqual((sent.headers["x-api-key"], sent.headers["anthropic-version"]),
+                         (KEY, "2023-06-01"))
+        self.assertNotIn("authorization", sent.headers)
 
     def test_update_re_records_a_changed_provider_answer_in_place(self) -> None:
         self.live_env()
