@@ -1,7 +1,9 @@
 """Compare two answers to one request: identical, benign, regression or API drift.
 
-``compare_answers(recorded, live)`` takes two stored HTTP answers (a fixture's
-``response``); ``compare_fixtures(a, b)`` two fixtures, as files or as parsed
+``compare_answers(recorded, live, request=None)`` takes two stored HTTP answers (a
+fixture's ``response``; with the stored ``request`` of an OpenAI or Gemini fixture,
+they are compared as that provider's answers); ``compare_fixtures(a, b)`` two
+fixtures (the provider read from their request), as files or as parsed
 documents. Each returns a ``Verdict``: ``verdict`` (one of ``VERDICTS``, from the
 best to the worst), ``reasons`` (one line per finding, its class first) and
 ``failed`` (a regression or API drift). ``vcr_kit drift`` and ``vcr_kit diff`` use

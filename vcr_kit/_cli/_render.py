@@ -13,52 +13,11 @@ import warnings
 from collections.abc import Callable
 from typing import Any, Final
 
+from .._core.providers import Provider, provider_named
 from .._core.stream_message import assemble_message
-
-_WIDTH: Final = 100
-
-
-def _short(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
-def _text_lines(prefix: str, text: str) -> list[str]:
-    lines = text.splitlines() or [""]
-    pad = " " * len(prefix)
-    return [prefix + lines[0], *(pad + line for line in lines[1:])]
-
-
-def content_lines(role: str, content: Any) -> list[str]:
-    """One message's content: text as it is, other blocks tagged with their type."""
-    if isinstance(content, str):
-        return _text_lines(f"[{role}] ", content)
-    if not isinstance(content, list):
-        return _text_lines(f"[{role}] ", _short(content))
-    lines: list[str] = []
-    for block in content:
-        if not isinstance(block, dict):
-            lines += _text_lines(f"[{role}] ", _short(block))
-            continue
-        kind = block.get("type")
-        if kind == "text":
-            lines += _text_lines(f"[{role}] ", str(block.get("text", "")))
-        elif kind in ("tool_use", "server_tool_use"):
-            lines.append(
-                f"[{role} calls {block.get('name')} ({block.get('id')})] "
-                f"{_short(block.get('input'))}"
-            )
-        elif kind == "tool_result":
-            inner = block.get("content")
-            text = inner if isinstance(inner, str) else _short(inner)
-            lines += _text_lines(f"[{role}: result for {block.get('tool_use_id')}] ", text)
-        elif kind == "thinking":
-            lines += _text_lines(f"[{role} thinking] ", str(block.get("thinking", "")))
-        elif kind == "redacted_thinking":
-            lines.append(f"[{role} thinking] (redacted)")
-        else:
-            rest = {k: v for k, v in block.items() if k != "type"}
-            lines.append(f"[{role} {kind}] {_short(rest)}")
-    return lines
+from ._render_text import content_lines
+from ._render_text import short as _short
+from ._render_text import text_lines as _text_lines
 
 
 def _untag(value: Any) -> Any:
@@ -172,14 +131,32 @@ VIEWS: Final[dict[str, View]] = {
 _PLAIN_VIEW: Final[View] = (_conversation_lines, answer_lines)
 
 
+def _provider(doc: dict[str, Any]) -> Provider | None:
+    """Another provider's HTTP fixture: its stored request names the provider."""
+    request = doc.get("request")
+    if doc.get("kind") != "http" or not isinstance(request, dict):
+        return None
+    return provider_named(request.get("provider"))
+
+
 def request_lines(doc: dict[str, Any]) -> list[str]:
     request = doc.get("request")
     if not isinstance(request, dict):
         return _text_lines("input: ", _short(request))
+    provider = _provider(doc)
+    if provider is not None:
+        from ._render_providers import provider_request_lines
+
+        return provider_request_lines(provider, request)
     return VIEWS.get(str(doc.get("kind")), _PLAIN_VIEW)[0](request)
 
 
 def response_lines(doc: dict[str, Any]) -> list[str]:
+    provider = _provider(doc)
+    if provider is not None:
+        from ._render_providers import provider_answer_lines
+
+        return provider_answer_lines(provider, doc.get("response"))
     return VIEWS.get(str(doc.get("kind")), _PLAIN_VIEW)[1](doc.get("response"))
 
 
@@ -204,8 +181,10 @@ def usage_lines(doc: dict[str, Any]) -> list[str]:
 
 def render(doc: dict[str, Any]) -> list[str]:
     """The whole fixture: kind, request, answer, usage and cost."""
+    provider = _provider(doc)
     return [
         f"kind: {doc.get('kind')}",
+        *([f"provider: {provider.title}"] if provider is not None else []),
         "--- request",
         *request_lines(doc),
         "--- answer",

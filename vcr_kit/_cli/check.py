@@ -14,17 +14,21 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from .._core.answer_origin import foreign_answer
 from .._core.fixture_names import validate_name
 from .._core.paths import display_path
-from .._core.schema import problems
+from .._core.provider_fixtures import provider_findings, provider_request
+from .._core.schema import problems, stored_name
 from .._store.files import read_fixture_bytes
 from .._store.scan import Fixture, debris, links_out, scan
 from .._store.secrets import find_secret
 from ..errors import VCRError
 from ._common import add_folder, folder_of, plural
+
+#: How the shape check says the file's name is not its stored request's.
+_MISNAMED: Final = "name: the stored request is named "
 
 NAME = "check"
 HELP = "check every fixture's shape, name and secrets; report debris"
@@ -44,6 +48,12 @@ def fixture_problems(fixture: Fixture) -> list[str]:
     except VCRError as exc:
         found.append(exc.message)
     found.extend(problems(fixture.doc, fixture.name))
+    providers = provider_findings(
+        fixture.doc, fixture.name, stored_name(provider_request_doc(fixture.doc), fixture.name)
+    )
+    if providers:  # they say why the name is not the request's, and that rekey fixes it
+        found = [p for p in found if not p.startswith(_MISNAMED)]
+    found.extend(providers)
     found.extend(origin_problems(fixture.doc))
     try:  # read again (the scan keeps documents, not bytes), as carefully as the first time
         data = read_fixture_bytes(fixture.path, within=fixture.folder)
@@ -56,6 +66,11 @@ def fixture_problems(fixture: Fixture) -> list[str]:
         what, where = secret
         found.append(f"contains {what} {where}; remove it and record again")
     return found
+
+
+def provider_request_doc(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` with its request as rekey would store it (``provider_request``)."""
+    return {**doc, "request": provider_request(doc.get("request"))}
 
 
 def origin_problems(doc: dict[str, Any]) -> list[str]:

@@ -4,7 +4,10 @@ calls, tool input shape, block kinds, truncation, success against error) or API
 drift (fields new, gone or retyped, another content type, SSE event types).
 
 The live API is the host of ANTHROPIC_BASE_URL, else https://api.anthropic.com,
-with ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN). In CI (CI set) it refuses unless
+with ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN); an OpenAI or Gemini fixture goes to
+its provider (OPENAI_BASE_URL / GOOGLE_GEMINI_BASE_URL, else its default host) with
+its key (OPENAI_API_KEY; GEMINI_API_KEY or GOOGLE_API_KEY): a provider whose key is
+not set is skipped with a line saying so. In CI (CI set) it refuses unless
 --allow-ci. The cost is estimated from the recorded usage and the prices before
 anything is sent; --budget refuses a run whose estimate is higher, --dry-run prints
 the plan and sends nothing. --model NEW (or OLD=NEW) asks another model instead.
@@ -40,8 +43,8 @@ from typing import Any, Final
 from filelock import Timeout
 
 from .._core.answer_verdict import IDENTICAL, Verdict, compare_answers
-from .._core.config import base_url, in_ci, lock_timeout
-from .._core.credentials import live_credential_headers, live_secrets
+from .._core.config import in_ci, lock_timeout
+from .._core.credentials import live_secrets
 from .._core.drift_rules import asked_request, destination, unusable
 from .._core.paths import display_path
 from .._core.schema import FORMAT_KEY, FORMAT_VERSION, problems
@@ -54,11 +57,11 @@ from .._store.scan import scan
 from ..errors import VCRError
 from ._common import USAGE_ERROR, add_folder, fail, folder_of, plural
 from ._drift_report import SKIPPED, UNANSWERED, Row, print_plan, print_report, report_of
+from ._drift_targets import Target, provider_of_doc, target_for, targets_text
 
 NAME = "drift"
 HELP = "re-send recorded requests to the live API: identical, benign, regression, API drift"
 
-REAL_API: Final = "https://api.anthropic.com"
 KINDS: Final = ("message", "stream", "token_count", "batch", "other")
 
 
@@ -137,12 +140,28 @@ def kind_of(doc: dict[str, Any]) -> str:
     request = doc.get("request") or {}
     path = str(request.get("path", ""))
     body = request.get("body")
+    if provider_of_doc(doc) is not None:
+        return _provider_kind(path, body)
     if path.rstrip("/") == "/v1/messages":
         return "stream" if isinstance(body, dict) and body.get("stream") is True else "message"
     if path.startswith("/v1/messages/count_tokens"):
         return "token_count"
     if path.startswith("/v1/messages/batches"):
         return "batch"
+    return "other"
+
+
+def _provider_kind(path: str, body: Any) -> str:
+    """Another provider's request: a generation is a message or a stream (by its body's
+    ``stream``, or Gemini's ``:streamGenerateContent``), a token count is one."""
+    if path.endswith(":countTokens"):
+        return "token_count"
+    if path.endswith(":streamGenerateContent") or (
+        isinstance(body, dict) and body.get("stream") is True
+    ):
+        return "stream"
+    if path.endswith(("/chat/completions", "/responses", ":generateContent", "/completions")):
+        return "message"
     return "other"
 
 
@@ -383,7 +402,8 @@ def run(args: argparse.Namespace) -> int:
     for row in to_send:
         row.estimate_usd = _cost(row.doc.get("usage") or [], model_for, unpriced)["usd"]
     estimate = sum(row.estimate_usd for row in to_send)
-    target = base_url() or REAL_API
+    targets = {_provider_name(row): target_for(provider_of_doc(row.doc)) for row in to_send}
+    target = targets_text(targets[_provider_name(row)] for row in to_send)
     tests = _tests_of(folder)
     for row in rows:
         row.tests = tests.get(row.fixture.name, [])
@@ -411,14 +431,11 @@ def run(args: argparse.Namespace) -> int:
             "--allow-ci to run it there",
             USAGE_ERROR,
         )
-    credentials = live_credential_headers()
-    if credentials is None:
-        return fail(
-            f"drift: no API key: set ANTHROPIC_API_KEY to send the recorded requests to "
-            f"{target}",
-            USAGE_ERROR,
-        )
-    _send_all(to_send, target, credentials, model_for, args)
+    refusal = _keyless_refusal(targets, to_send, target)
+    if refusal is not None:
+        return fail(refusal, USAGE_ERROR)
+    to_send = [row for row in to_send if targets[_provider_name(row)].credentials is not None]
+    _send_all(to_send, targets, model_for, args)
     written = _write(rows, to_send, folder, into, args.update)
     report = report_of(rows, target, models, estimate)
     print_report(rows, report, models)
@@ -431,17 +448,58 @@ def run(args: argparse.Namespace) -> int:
     return 1 if report["failed"] else 0
 
 
+def _provider_name(row: Row) -> str:
+    """The provider of a row's fixture ("" for Anthropic)."""
+    provider = provider_of_doc(row.doc)
+    return "" if provider is None else provider.name
+
+
+def _keyless_refusal(targets: dict[str, Target], to_send: list[Row], target: str) -> str | None:
+    """Why nothing can be sent (no selected request's provider has a key), or None:
+    then each provider without a key is said on stderr and its rows are skipped, and
+    the others are sent."""
+    keyless = {name for name, found in targets.items() if found.credentials is None}
+    if to_send and all(_provider_name(row) in keyless for row in to_send):
+        if keyless == {""}:  # Anthropic's requests only, as before providers came
+            return (
+                f"drift: no API key: set ANTHROPIC_API_KEY to send the recorded requests to "
+                f"{target}"
+            )
+        return "drift: no API key for any selected request: " + "; ".join(
+            _keyless_line(targets[name], to_send) for name in sorted(keyless)
+        )
+    for name in sorted(keyless):
+        print(f"vcr_kit: {_keyless_line(targets[name], to_send)}", file=sys.stderr)
+        for row in to_send:
+            if _provider_name(row) == name:
+                row.verdict = SKIPPED
+                row.reasons = [f"no {targets[name].title} key: {targets[name].missing}"]
+    return None
+
+
+def _keyless_line(target: Target, rows: list[Row]) -> str:
+    count = sum(1 for row in rows if provider_of_doc(row.doc) == target.provider)
+    return (
+        f"no {target.title} key: {target.missing} to send its "
+        f"{plural(count, 'recorded request')} to {target.url}; skipped"
+    )
+
+
 def _send_all(
-    rows: list[Row], target: str, credentials: dict[str, str], model_for: Any,
-    args: argparse.Namespace,
+    rows: list[Row], targets: dict[str, Target], model_for: Any, args: argparse.Namespace
 ) -> None:
     from .._engine.resend import Resender
 
-    sender = Resender(target, credentials, args.timeout)
+    senders = {
+        name: Resender(target.url, target.credentials, args.timeout, target.provider)
+        for name, target in targets.items()
+        if target.credentials is not None
+    }
 
     def one(row: Row) -> None:
         stored = row.doc["request"]
         row.destination = destination(row.fixture.name, stored, asked_request(stored, model_for))
+        sender = senders[_provider_name(row)]
         # The answer's ids are named as a recording under its own name would name them.
         answer = sender.send(row.destination.request, row.destination.name or row.fixture.name)
         unpriced: set[str] = set()
@@ -456,7 +514,9 @@ def _send_all(
             row.verdict, row.reasons = UNANSWERED, [reason]
             return
         assert answer.response is not None  # ``unusable`` says why when there is none
-        verdict: Verdict = compare_answers(row.doc["response"], answer.response)
+        verdict: Verdict = compare_answers(
+            row.doc["response"], answer.response, row.destination.request
+        )
         row.verdict, row.reasons = verdict.verdict, list(verdict.reasons)
 
     try:
@@ -464,7 +524,8 @@ def _send_all(
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
             list(pool.map(one, rows))
     finally:
-        sender.close()
+        for sender in senders.values():
+            sender.close()
 
 
 def _write(

@@ -3,7 +3,9 @@
 After a dehydrate rule is added or the key format changes, the same requests map
 to new names, and the suite would miss (and re-record, and pay for) every one. Each
 fixture stores its request: rekey dehydrates it again with the current rules,
-computes the name, rewrites the stored request when the rules changed it (so a
+computes the name (another provider's request gets the provider its path names when
+it has none, as the seams key it now, and loses a key= in its query), rewrites the
+stored request when the rules changed it (so a
 miss's diff compares like with like; the answer is never touched) and renames the
 file. Two fixtures that land on one name are merged when their answers are the
 same (request ids aside); otherwise both are left as they are and reported as a
@@ -22,6 +24,7 @@ from pathlib import Path
 
 from .._core.config import rules_turned_off
 from .._core.paths import display_path
+from .._core.provider_fixtures import provider_request
 from .._core.schema import CannotRekey, Document, rekeyed
 from .._store.files import mask_request_ids as masked
 from .._store.files import write_document
@@ -97,7 +100,10 @@ def run(args: argparse.Namespace) -> int:
             problems.append(f"{display_path(fixture.path)}: skipped: {fixture.error}")
             continue
         try:
-            name, request = rekeyed(fixture.doc, fixture.name)
+            # Another provider's fixture keyed as today's seams key it: its provider
+            # in the request (a gateway's recording from before), no key= in its query.
+            current = {**fixture.doc, "request": provider_request(fixture.doc.get("request"))}
+            name, request = rekeyed(current, fixture.name)
         except CannotRekey as exc:
             problems.append(f"{display_path(fixture.path)}: skipped: {exc}")
             continue

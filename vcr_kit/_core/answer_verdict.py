@@ -28,6 +28,15 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from .kinds import KINDS
+from .provider_answer import (
+    TRUNCATIONS,
+    as_message,
+    dimensions,
+    embeddings_of,
+    envelope,
+    final_body,
+)
+from .providers import provider_named
 from .stream_message import assemble_message
 
 __all__ = [
@@ -111,14 +120,21 @@ def compare_documents(recorded: Mapping[str, Any], live: Mapping[str, Any]) -> V
             found.add(API_DRIFT, f"the {label} answer cannot be compared: {broken[0]}")
     if found.items:
         return found.verdict()
-    answer = compare_answers(recorded.get("response") or {}, live.get("response") or {})
+    answer = compare_answers(
+        recorded.get("response") or {}, live.get("response") or {}, recorded.get("request")
+    )
     return answer
 
 
-def compare_answers(recorded: Mapping[str, Any], live: Mapping[str, Any]) -> Verdict:
-    """The verdict on ``live`` against ``recorded``, both stored HTTP answers."""
+def compare_answers(
+    recorded: Mapping[str, Any], live: Mapping[str, Any], request: Any = None
+) -> Verdict:
+    """The verdict on ``live`` against ``recorded``, both stored HTTP answers to the
+    stored ``request``: another provider's answers (its ``"provider"``) are compared
+    as that provider's (``_compare_provider``), not as Anthropic messages."""
     found = _Findings()
-    _compare_http(recorded, live, found)
+    provider = provider_named(request.get("provider")) if isinstance(request, Mapping) else None
+    _compare_http(recorded, live, found, None if provider is None else provider.name)
     return found.verdict()
 
 
@@ -145,7 +161,10 @@ def _body_form(answer: Mapping[str, Any]) -> str:
     return "nothing"
 
 
-def _compare_http(recorded: Mapping[str, Any], live: Mapping[str, Any], found: _Findings) -> None:
+def _compare_http(
+    recorded: Mapping[str, Any], live: Mapping[str, Any], found: _Findings,
+    provider: str | None = None,
+) -> None:
     was_ok, is_ok = _is_success(recorded), _is_success(live)
     if was_ok != is_ok:
         before = "success" if was_ok else _error_words(recorded)
@@ -166,7 +185,9 @@ def _compare_http(recorded: Mapping[str, Any], live: Mapping[str, Any], found: _
     if form != live_form:
         found.add(API_DRIFT, f"answer form {form} -> {live_form}")
         return
-    if form == "events":
+    if provider is not None and form in ("events", "body"):
+        _compare_provider(provider, recorded, live, found)
+    elif form == "events":
         _compare_events(recorded["events"], live["events"], found)
     elif form == "jsonl":
         _compare_lines(recorded["jsonl"], live["jsonl"], found)
@@ -183,7 +204,9 @@ def _error_body(answer: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def _error_type(answer: Mapping[str, Any]) -> Any:
-    return _error_body(answer).get("type")
+    error = _error_body(answer)
+    # Gemini's error names its kind in "status" (INVALID_ARGUMENT), the others in "type".
+    return error.get("type", error.get("status"))
 
 
 def _message_text(answer: Mapping[str, Any]) -> Any:
@@ -333,6 +356,16 @@ def _compare_messages(
             found.add(REGRESSION, f"{where}truncated by max_tokens (stop reason was {was})")
         else:
             found.add(REGRESSION, f"{where}stop reason {was} -> {now}")
+    _compare_turns(recorded, live, found, where)
+    if recorded.get("stop_sequence") != live.get("stop_sequence"):
+        found.add(BENIGN, f"{where}stop sequence {recorded.get('stop_sequence')!r} -> "
+                  f"{live.get('stop_sequence')!r}")
+
+
+def _compare_turns(
+    recorded: Mapping[str, Any], live: Mapping[str, Any], found: _Findings, where: str
+) -> None:
+    """The content of two turns: the tools called, the block kinds, each block."""
     old, new = _blocks(recorded), _blocks(live)
     old_tools = [str(b.get("name")) for b in old if b.get("type") in _TOOL_BLOCKS]
     new_tools = [str(b.get("name")) for b in new if b.get("type") in _TOOL_BLOCKS]
@@ -355,9 +388,6 @@ def _compare_messages(
         return
     for index, (block, other) in enumerate(zip(old, new, strict=True)):
         _compare_blocks(index, block, other, found, where)
-    if recorded.get("stop_sequence") != live.get("stop_sequence"):
-        found.add(BENIGN, f"{where}stop sequence {recorded.get('stop_sequence')!r} -> "
-                  f"{live.get('stop_sequence')!r}")
 
 
 def _kinds(kinds: list[Any]) -> str:
@@ -491,3 +521,93 @@ def _by_custom_id(lines: Any) -> dict[str, Mapping[str, Any]]:
     return {
         str(line.get("custom_id")): line for line in lines if isinstance(line, Mapping)
     }
+
+
+# --------------------------------------------------------------------------- #
+# Another provider's answers (OpenAI, Gemini)
+# --------------------------------------------------------------------------- #
+
+#: Fields of another provider's answers that differ on every call or count rather
+#: than say (beyond ``_VOLATILE``): compared as fields, never as values.
+_PROVIDER_VOLATILE: Final = frozenset({"created", "system_fingerprint", "responseId",
+                                       "usageMetadata", "sequence_number", "obfuscation"})
+
+
+def _compare_provider(
+    provider: str, recorded: Mapping[str, Any], live: Mapping[str, Any], found: _Findings
+) -> None:
+    """Two successes of another provider, field-aware: a stream's event types, the
+    envelope's fields (``provider_answer.envelope``), then the model's turn (the text
+    of the choices, output items or candidates; the tool calls and their input
+    shapes; the finish reasons) or an embedding's count and dimensions."""
+    if "events" in recorded:
+        names = {_provider_event(e) for e in recorded["events"] if isinstance(e, Mapping)}
+        new_names = {_provider_event(e) for e in live["events"] if isinstance(e, Mapping)}
+        for name in sorted(new_names - names):
+            found.add(API_DRIFT, f"new SSE event type {name}")
+        for name in sorted(names - new_names):
+            found.add(API_DRIFT, f"SSE event type {name} is gone")
+    body, new_body = final_body(provider, recorded), final_body(provider, live)
+    if body is None or new_body is None:
+        if body != new_body:
+            found.add(REGRESSION, "the stream no longer delivers an answer")
+        return
+    kept, new_kept = envelope(provider, body), envelope(provider, new_body)
+    _compare_shapes(_shape(kept), _shape(new_kept), found, "")
+    turn, new_turn = as_message(provider, body), as_message(provider, new_body)
+    vectors, new_vectors = embeddings_of(provider, body), embeddings_of(provider, new_body)
+    if turn is not None and new_turn is not None:
+        was, now = turn.get("stop_reason"), new_turn.get("stop_reason")
+        if was != now:
+            if now in TRUNCATIONS:
+                found.add(
+                    REGRESSION, f"truncated by the token limit (finish reason {was} -> {now})"
+                )
+            else:
+                found.add(REGRESSION, f"finish reason {was} -> {now}")
+        _compare_turns(turn, new_turn, found, "")
+    elif vectors is not None and new_vectors is not None:
+        _compare_vectors(vectors, new_vectors, found)
+    if found.items:
+        return
+    # Nothing the model said moved, nor a field: a value of the envelope may have (a
+    # service tier; any field of an answer that is no turn: a count, a list).
+    kept, new_kept = _without_provider_volatile(kept), _without_provider_volatile(new_kept)
+    if kept != new_kept:
+        changed = ", ".join(_changed_fields(kept, new_kept)) or "the value"
+        found.add(BENIGN, f"values differ: {changed}")
+
+
+def _provider_event(event: Mapping[str, Any]) -> str:
+    """A stream event's type; a Responses stream may end complete or incomplete (the
+    finish reason says which), so both final events are one type here."""
+    name = str(event.get("event") or "chunk")
+    return "response.completed" if name == "response.incomplete" else name
+
+
+def _without_provider_volatile(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {
+            k: _without_provider_volatile(v)
+            for k, v in value.items()
+            if k not in _VOLATILE and k not in _PROVIDER_VOLATILE
+        }
+    if isinstance(value, list):
+        return [_without_provider_volatile(v) for v in value]
+    return value
+
+
+def _compare_vectors(vectors: list[Any], new_vectors: list[Any], found: _Findings) -> None:
+    if len(vectors) != len(new_vectors):
+        found.add(REGRESSION, f"{len(vectors)} embeddings -> {len(new_vectors)}")
+        return
+    sizes = {dimensions(v) for v in vectors}
+    new_sizes = {dimensions(v) for v in new_vectors}
+    if sizes != new_sizes:
+        found.add(REGRESSION, f"embedding dimensions {_sizes(sizes)} -> {_sizes(new_sizes)}")
+    elif vectors != new_vectors:
+        found.add(BENIGN, "other embedding values")
+
+
+def _sizes(sizes: set[Any]) -> str:
+    return ", ".join(sorted(str(s) for s in sizes))

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Final
 
-from .providers import PROVIDERS
+from .providers import PROVIDERS, Provider
 
 __all__ = [
     "CHILD_CREDENTIAL_VARS",
@@ -36,6 +36,7 @@ __all__ = [
     "live_credential_headers",
     "live_secrets",
     "platform_stand_ins",
+    "provider_credential_headers",
     "provider_stand_ins",
     "remember_credential",
     "stand_in_key_while",
@@ -247,6 +248,20 @@ def foundry_api_key() -> str | None:
     replaying test is given)."""
     key = os.environ.get(PLATFORM_KEY_VARS[0], "").strip()
     return key if key and key != REPLAY_API_KEY else None
+
+
+def provider_credential_headers(provider: Provider) -> dict[str, str] | None:
+    """The headers that carry this environment's key for another provider's API, as
+    its SDK sends it (the n-th group of its key variables in its n-th credential
+    header: ``OPENAI_API_KEY`` as a bearer token, ``AZURE_OPENAI_API_KEY`` as
+    ``api-key``, ``GEMINI_API_KEY`` or ``GOOGLE_API_KEY`` as ``x-goog-api-key``), or
+    None when none is set (or only vcr_kit's stand-in)."""
+    for group, header in zip(provider.key_variables, provider.credential_headers, strict=False):
+        for name in group:
+            key = os.environ.get(name, "").strip()
+            if key and key != REPLAY_API_KEY:
+                return {header: f"Bearer {key}" if header == "authorization" else key}
+    return None
 
 
 def live_credential_headers() -> dict[str, str] | None:

@@ -17,6 +17,7 @@ Pure: no SDK, no disk, no network.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any, Final, NamedTuple
 
@@ -30,6 +31,9 @@ NOT_A_CHANGE: Final = "not a change of the answer, run again"
 #: Statuses about the moment that ``storable`` does not list (it decides what is
 #: stored; a status a recording never meets can still come back to drift).
 _MOMENT_STATUSES: Final[Mapping[int, str]] = {425: "too early"}
+#: The model in a Gemini path (``/v1beta/models/gemini-2.5-flash:generateContent``):
+#: Gemini asks it there, not in the body.
+_MODEL_IN_PATH: Final = re.compile(r"(/models/)([^/:]+)(:[A-Za-z]+)$")
 #: The stored forms of a body that is not JSON.
 _NOT_JSON: Final = ("text", "base64")
 _FORMS: Final = ("body", "events", "jsonl", "frames", "text", "base64")
@@ -110,11 +114,26 @@ def with_model(body: Any, model_for: Callable[[str], str]) -> Any:
 
 def asked_request(stored: Any, model_for: Callable[[str], str]) -> Any:
     """The request drift asks, in its stored form: the fixture's ``stored`` request
-    with the model ``model_for`` gives it (the same object when nothing changes)."""
+    with the model ``model_for`` gives it (the same object when nothing changes): in
+    its body (Anthropic's, OpenAI's), or in its path for another provider that names
+    it there (Gemini's ``/models/MODEL:generateContent``)."""
     if not isinstance(stored, dict) or "body" not in stored:
         return stored
-    body = with_model(stored["body"], model_for)
-    return stored if body == stored["body"] else {**stored, "body": body}
+    asked = dict(stored, body=with_model(stored["body"], model_for))
+    path = stored.get("path")
+    model = _path_model(stored)
+    if model is not None and isinstance(path, str):
+        asked["path"] = _MODEL_IN_PATH.sub(lambda m: m[1] + model_for(model) + m[3], path)
+    return stored if asked == stored else asked
+
+
+def _path_model(request: Mapping[str, Any]) -> str | None:
+    """The model another provider's request names in its path (Gemini's), or None."""
+    path = request.get("path")
+    if not request.get("provider") or not isinstance(path, str):
+        return None
+    found = _MODEL_IN_PATH.search(path)
+    return None if found is None else found.group(2)
 
 
 class Destination(NamedTuple):
@@ -165,8 +184,12 @@ def describe_change(stored: Any, asked: Any) -> str:
         )
     elif old_body != new_body:
         parts.append("body")
+    old_model, new_model = _path_model(stored), _path_model(asked)
+    if old_model is not None and new_model is not None and old_model != new_model:
+        parts.append(f"model {old_model} -> {new_model}")
     parts.extend(
         key for key in sorted(stored.keys() | asked.keys(), key=str)
         if key != "body" and stored.get(key) != asked.get(key)
+        and not (key == "path" and old_model != new_model)
     )
     return ", ".join(parts) or "another request"

@@ -3,7 +3,8 @@ the stored form a recording would give it, to compare with the recorded one.
 
 The stored request (its model already the one a migration asks:
 ``_core.drift_rules.asked_request``) is hydrated (the dehydrate placeholders back to
-this machine's values) and sent with this environment's credentials; the answer goes
+this machine's values) and sent with this environment's credentials (another
+provider's request with that provider's, and none of Anthropic's headers); the answer goes
 through the HTTP codec exactly as a recorded one does (ids stabilized, pieces joined,
 request ids masked), so two answers that say the same thing are equal. Nothing is
 written here: writing is the caller's choice.
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from .._core.httplib import sdk_library
-from .._core.providers import provider_named
+from .._core.providers import Provider, provider_named
 from ..dehydrate import hydrate_json
 from .http_codec import store_response_with_ids, usage_of
 from .live import live_call
@@ -47,6 +48,12 @@ def sendable(request: Any) -> str | None:
     if _GIVEN_ID.search(request["path"]):
         return "it names an object (a batch, a file) the recording created: the live API has none"
     body = request.get("body")
+    quoted = body.get("previous_response_id") if isinstance(body, Mapping) else None
+    if isinstance(quoted, str) and _GIVEN_ID.match(quoted):
+        return (
+            f"it continues a response the recording created (previous_response_id {quoted}): "
+            "the live API has none"
+        )
     if isinstance(body, Mapping) and set(body) == {"sha1"}:
         return "an upload: only its hash is stored"
     return None
@@ -54,13 +61,22 @@ def sendable(request: Any) -> str | None:
 
 class Resender:
     """Sends stored requests to ``base_url`` with ``credentials`` (headers); one
-    connection pool shared by the threads that call ``send``."""
+    connection pool shared by the threads that call ``send``. ``provider``: the
+    provider whose requests these are (None: Anthropic's, with its version header)."""
 
-    def __init__(self, base_url: str, credentials: Mapping[str, str], timeout: float) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        credentials: Mapping[str, str],
+        timeout: float,
+        provider: Provider | None = None,
+    ) -> None:
         self.base_url = base_url.rstrip("/")
+        self._keyed = ("anthropic-beta",) if provider is None else provider.keyed_headers
+        versions = {"anthropic-version": API_VERSION} if provider is None else {}
         self._headers = {
             **credentials,
-            "anthropic-version": API_VERSION,
+            **versions,
             "content-type": "application/json",
             "accept": "application/json",
         }
@@ -75,8 +91,9 @@ class Resender:
         it is written under, for its ids: a recording of it names them so), the model
         already the one to ask (``drift_rules.asked_request``)."""
         headers = dict(self._headers)
-        if isinstance(request.get("anthropic-beta"), str):
-            headers["anthropic-beta"] = request["anthropic-beta"]
+        for name in self._keyed:  # as stored: a header that changes the answer
+            if isinstance(request.get(name), str):
+                headers[name] = request[name]
         body = hydrate_json(request.get("body"))
         content = None if body is None else json.dumps(body, ensure_ascii=False).encode("utf-8")
         query = request.get("query")
