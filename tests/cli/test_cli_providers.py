@@ -26,7 +26,7 @@ from tests.cli.provider_loopback import ProviderServer
 from tests.support.helpers.cli_support import KEY, cli, record
 from tests.support.helpers.env import patch_env, start_server, temp_dir, working_dir
 from vcr_kit._ledger import journal
-from vcr_kit._ledger.cost import price_for
+from vcr_kit._ledger.cost import COST, price_for
 from vcr_kit._ledger.prices import Price
 from vcr_kit._ledger.summary import summary_line
 
@@ -159,6 +159,7 @@ def setUpModule() -> None:
 
 
 def tearDownModule() -> None:
+    COST.reset()  # the prices this module set must not reach the next module's tests
     SHARED.server.stop()
     shutil.rmtree(SHARED.folder, ignore_errors=True)
 
