@@ -1,0 +1,448 @@
+"""OpenAI as a provider vcr_kit records and replays (issue 31), over the loopback OpenAI
+server (``tests/support/servers/openai_server.py``) with the real ``openai`` SDK.
+
+Every case of ``tests/support/children/openai_scenarios.py`` records with a key and
+``OPENAI_BASE_URL``, replays with no key and no base URL (the SDK's default host,
+``api.openai.com``, which nothing may reach) and re-records byte for byte; clients are
+built by the code under test, as in production. The test classes under test are
+defined inside the test methods and run with a real ``unittest`` runner.
+"""
+
+from __future__ import annotations
+
+import importlib
+import io
+import json
+import os
+import secrets
+import string
+import sys
+import textwrap
+import unittest
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import openai
+import pytest
+
+import vcr_kit
+from tests.support.children.openai_scenarios import CASES, MODEL, run_async, run_sync
+from tests.support.helpers.env import offline, patch_env, run_captured, temp_dir
+from tests.support.helpers.paths import ROOT
+from tests.support.servers.openai_server import OpenAIServer
+from vcr_kit._ledger import cost as _cost
+from vcr_kit._ledger.journal import Event
+
+#: Every variable the openai SDK (and Azure's client) reads: each test sets its own.
+OPENAI_VARS = (
+    "OPENAI_API_KEY",
+    "OPENAI_ADMIN_KEY",
+    "OPENAI_BASE_URL",
+    "OPENAI_ORG_ID",
+    "OPENAI_PROJECT_ID",
+    "OPENAI_API_VERSION",
+    "AZURE_OPENAI_API_KEY",
+    "AZURE_OPENAI_ENDPOINT",
+    "VCR_HOSTS",
+)
+#: The fixtures one run of the scenarios writes, by endpoint.
+FIXTURES_PER_RUN = {
+    "openai-post-v1-chat-completions-": 5,
+    "openai-post-v1-responses-": 7,
+    "openai-post-v1-embeddings-": 1,
+    "openai-get-v1-models-": 1,
+}
+CALLS_PER_RUN = sum(FIXTURES_PER_RUN.values())
+#: Models the tests call that may have no price row: each gets one while a test runs.
+UNPRICED = (MODEL, "text-embedding-3-small", "openai/gpt-5-mini", "my-deployment")
+#: The code under test whose client is built at import (it needs a key then).
+APP = "tests.support.children.openai_app"
+
+
+def openai_key() -> str:
+    """A fresh project-key-shaped key: it travels in a header only, no fixture may hold it."""
+    alphabet = string.ascii_letters + string.digits
+    return "sk-proj-" + "".join(secrets.choice(alphabet) for _ in range(48))
+
+
+def run_case(case: type[unittest.TestCase]) -> unittest.TestResult:
+    suite = unittest.defaultTestLoader.loadTestsFromTestCase(case)
+    return unittest.TextTestRunner(stream=io.StringIO(), verbosity=0).run(suite)
+
+
+def problems(result: unittest.TestResult) -> str:
+    return "\n".join(text for _, text in [*result.errors, *result.failures])
+
+
+class ProviderTestCase(unittest.TestCase):
+    """A clean environment (no vcr_kit or OpenAI variable), a loopback OpenAI server, an
+    empty fixtures folder and a fresh recording key."""
+
+    def setUp(self) -> None:
+        patch_env(self, VCR_REPORT="0")
+        for name in OPENAI_VARS:
+            os.environ.pop(name, None)
+        self.server = OpenAIServer().start()
+        self.addCleanup(self.server.stop)
+        self.fixtures = temp_dir(self, prefix="openai-")
+        self.key = openai_key()
+        for model in UNPRICED:
+            if _cost.price_for(model) is None:  # else a warning for each (-W error)
+                vcr_kit.set_price(model, vcr_kit.Price(1.0, None, None, 0.1, 2.0))
+                self.addCleanup(_forget_price, model)
+
+    def recording(self, mode: str = "auto") -> None:
+        """The environment of a developer who records: a key, the server as base URL."""
+        self.leave_modes()
+        os.environ.update(
+            {"OPENAI_API_KEY": self.key, "OPENAI_BASE_URL": self.server.base_url, "VCR_MODE": mode}
+        )
+
+    def replaying(self) -> None:
+        """CI's: no key, no base URL (the SDK's default host), a miss fails."""
+        self.leave_modes()
+        for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
+            os.environ.pop(name, None)
+        os.environ["CI"] = "true"
+
+    def leave_modes(self) -> None:
+        for name in ("VCR_MODE", "CI"):
+            os.environ.pop(name, None)
+
+    def files(self) -> dict[str, bytes]:
+        return {path.name: path.read_bytes() for path in sorted(self.fixtures.glob("*.json"))}
+
+    def assert_clean(self, files: dict[str, bytes]) -> None:
+        """No fixture holds the key, an auth header value or the headers never stored."""
+        every = b"\n".join(files.values())
+        for secret in (self.key, "Bearer", "org-loopback", "proj_loopback", "__cf_bm", "api-key"):
+            self.assertNotIn(secret.encode(), every, f"{secret!r} reached a fixture")
+
+    def assert_one_run_of_fixtures(self, names: list[str], runs: int = 1) -> None:
+        for prefix, count in FIXTURES_PER_RUN.items():
+            found = [name for name in names if name.startswith(prefix)]
+            self.assertEqual(len(found), count * runs, f"{prefix}: {found}")
+        self.assertEqual(len(names), CALLS_PER_RUN * runs, names)
+
+
+@pytest.mark.inprocess
+class SyncClientTest(ProviderTestCase):
+    def test_every_case_records_replays_offline_and_rerecords_byte_identically(self) -> None:
+        fixtures = self.fixtures
+        seen: dict[str, Any] = {}
+
+        class CodeUnderTest(vcr_kit.VCRTestCase):
+            vcr_fixtures_dir = fixtures
+
+            def setUp(self) -> None:
+                self.client = openai.OpenAI()  # built in setUp, from the environment
+                self.addCleanup(self.client.close)
+
+            def test_it(self) -> None:
+                phase = os.environ["PHASE"]
+                seen[phase] = run_sync(self.client, "sync")
+                seen[f"{phase} journal"] = [e.event for e in self.vcr_journal.entries]
+                if phase == "replay":
+                    self.assertReplayed(CALLS_PER_RUN)
+                    self.assertNoLiveCalls()
+                    # A replayed answer's ids are given afresh (not the stored stand-ins).
+                    seen["given ids"] = [
+                        self.client.chat.completions.create(
+                            model=MODEL, messages=[{"role": "user", "content": "sync: hello"}]
+                        ).id,
+                        self.client.responses.create(model=MODEL, input="sync: hi").id,
+                    ]
+
+        self.recording()
+        os.environ["PHASE"] = "record"
+        result = run_case(CodeUnderTest)
+        self.assertTrue(result.wasSuccessful(), problems(result))
+        self.assertEqual(seen["record journal"], [Event.RECORDED] * CALLS_PER_RUN)
+        self.assertEqual(list(seen["record"]), list(CASES))
+        recorded = self.files()
+        self.assert_one_run_of_fixtures(list(recorded))
+        self.assert_clean(recorded)
+        sent = len(self.server.log)
+        self.assertEqual(sent, CALLS_PER_RUN)
+
+        self.replaying()
+        os.environ["PHASE"] = "replay"
+        result = run_case(CodeUnderTest)
+        self.assertTrue(result.wasSuccessful(), problems(result))
+        self.assertEqual(seen["replay"], seen["record"])
+        self.assertEqual(len(self.server.log), sent)  # nothing reached the server
+        every = b"".join(recorded.values()).decode()
+        for given in seen["given ids"]:
+            self.assertRegex(given, r"^(chatcmpl-|resp_)vcr_[0-9a-f]{24}$")
+            self.assertNotIn(given, every)
+        self.assertNotIn("OPENAI_API_KEY", os.environ)  # the stand-in is gone again
+
+        self.recording(mode="record")
+        os.environ["PHASE"] = "rerecord"
+        result = run_case(CodeUnderTest)
+        self.assertTrue(result.wasSuccessful(), problems(result))
+        self.assertEqual(seen["rerecord"], seen["record"])
+        self.assertEqual(self.files(), recorded)
+
+    def test_a_miss_in_replay_names_the_file_and_the_nearest(self) -> None:
+        fixtures = self.fixtures
+        caught: list[BaseException] = []
+
+        class CodeUnderTest(vcr_kit.VCRTestCase):
+            vcr_fixtures_dir = fixtures
+
+            def test_it(self) -> None:
+                with openai.OpenAI(max_retries=0) as client:
+                    try:
+                        client.chat.completions.create(
+                            model=MODEL, messages=[{"role": "user", "content": os.environ["ASK"]}]
+                        )
+                    except vcr_kit.FixtureMissingError as error:
+                        caught.append(error)
+
+        self.recording()
+        os.environ["ASK"] = "recorded once"
+        result = run_case(CodeUnderTest)
+        self.assertTrue(result.wasSuccessful(), problems(result))
+        (recorded,) = self.files()
+        self.replaying()
+        os.environ["ASK"] = "never recorded"
+        result = run_case(CodeUnderTest)
+        self.assertTrue(result.wasSuccessful(), problems(result))
+        (error,) = caught
+        lines = str(error).splitlines()
+        missing = next(fixtures.glob("*.json")).with_name(
+            lines[0].split("/")[-1].split(".json")[0] + ".json"
+        )
+        self.assertRegex(missing.name, r"^openai-post-v1-chat-completions-[0-9a-f]{12}\.json$")
+        self.assertEqual(
+            lines[:2],
+            [
+                f"Fixture missing: {missing}. Re-run the tests with VCR_RECORD=1, then commit "
+                "the result.",
+                f"Nearest recorded fixture: {fixtures / recorded}.",
+            ],
+        )
+        self.assertIn('-        "content": "recorded once",', lines)
+        self.assertIn('+        "content": "never recorded",', lines)
+        self.assertEqual(len(self.server.log), 1)
+
+    def test_cost_is_priced_from_the_usage_openai_reports(self) -> None:
+        # USD per million tokens: input, 5-min and 1-h cache writes, cache reads, output.
+        vcr_kit.set_price(MODEL, vcr_kit.Price(1.25, None, None, 0.125, 10.0))
+        self.addCleanup(_forget_price, MODEL)
+        fixtures = self.fixtures
+        costs: list[vcr_kit.SessionCost] = []
+
+        class CodeUnderTest(vcr_kit.VCRTestCase):
+            vcr_fixtures_dir = fixtures
+
+            def test_it(self) -> None:
+                vcr_kit.reset_session_cost()
+                with openai.OpenAI(max_retries=0) as client:
+                    client.chat.completions.create(
+                        model=MODEL, messages=[{"role": "user", "content": "[[cache]] priced"}]
+                    )
+                    client.responses.create(model=MODEL, input="[[cache]] priced")
+                costs.append(vcr_kit.session_cost())
+
+        self.recording()
+        result = run_case(CodeUnderTest)
+        self.assertTrue(result.wasSuccessful(), problems(result))
+        self.replaying()
+        result = run_case(CodeUnderTest)
+        self.assertTrue(result.wasSuccessful(), problems(result))
+        # [[cache]]: 2006 prompt tokens of which 1920 cached, 300 output of which 192
+        # reasoning (billed as output), for each of the two calls.
+        expected = 2 * (86 * 1.25 + 1920 * 0.125 + 300 * 10.0) / 1e6
+        for spent in costs:
+            model = spent.by_model[MODEL]
+            self.assertEqual(
+                (model.calls, model.input_tokens, model.cache_read_tokens, model.output_tokens),
+                (2, 2 * 86, 2 * 1920, 2 * 300),
+            )
+            self.assertAlmostEqual(model.usd, expected, places=9)
+            self.assertGreater(spent.usd, 0)
+
+
+def _forget_price(model: str) -> None:
+    with _cost.COST.lock:
+        _cost.COST.overrides.pop(model, None)
+        _cost.COST.prices_version += 1
+
+
+@pytest.mark.inprocess
+class AsyncClientTest(ProviderTestCase):
+    def test_the_async_client_records_replays_and_rerecords(self) -> None:
+        fixtures = self.fixtures
+        seen: dict[str, Any] = {}
+
+        class CodeUnderTest(vcr_kit.VCRMixin, unittest.IsolatedAsyncioTestCase):
+            vcr_fixtures_dir = fixtures
+
+            async def asyncSetUp(self) -> None:
+                self.client = openai.AsyncOpenAI()
+                self.addAsyncCleanup(self.client.close)
+
+            async def test_it(self) -> None:
+                seen[os.environ["PHASE"]] = await run_async(self.client, "async")
+                if os.environ["PHASE"] == "replay":
+                    self.assertReplayed(CALLS_PER_RUN)
+                    self.assertNoLiveCalls()
+
+        for phase, mode in (("record", "auto"), ("replay", None), ("rerecord", "record")):
+            if mode is None:
+                self.replaying()
+            else:
+                self.recording(mode)
+            os.environ["PHASE"] = phase
+            result = run_case(CodeUnderTest)
+            self.assertTrue(result.wasSuccessful(), f"{phase}: {problems(result)}")
+            if phase == "record":
+                recorded = self.files()
+                self.assert_one_run_of_fixtures(list(recorded))
+                self.assert_clean(recorded)
+            self.assertEqual(seen[phase], seen["record"], phase)
+        self.assertEqual(self.files(), recorded)
+        self.assertEqual(len(self.server.log), 2 * CALLS_PER_RUN)
+
+
+@pytest.mark.inprocess
+class ModuleClientTest(ProviderTestCase):
+    def test_a_client_built_at_import_records_and_replays(self) -> None:
+        fixtures = self.fixtures
+        seen: dict[str, Any] = {}
+
+        class CodeUnderTest(vcr_kit.VCRTestCase):
+            vcr_fixtures_dir = fixtures
+
+            def test_it(self) -> None:
+                sys.modules.pop(APP, None)  # imported anew, as by a new process
+                app = importlib.import_module(APP)
+                seen[os.environ["PHASE"]] = [app.ask("module level"), app.embed("module level")]
+
+        self.addCleanup(_reload_without_a_key)
+        self.recording()
+        os.environ["PHASE"] = "record"
+        result = run_case(CodeUnderTest)
+        self.assertTrue(result.wasSuccessful(), problems(result))
+        self.replaying()
+        os.environ["PHASE"] = "replay"
+        result = run_case(CodeUnderTest)
+        self.assertTrue(result.wasSuccessful(), problems(result))
+        self.assertEqual(seen["replay"], seen["record"])
+        self.assertEqual(seen["record"][0], "Echo: module level")
+        self.assertEqual(len(self.server.log), 2)
+
+    def test_a_fixture_block_replays_outside_a_test_with_no_key(self) -> None:
+        def embedding(text: str) -> list[float]:
+            """Library code: an embedding kept in a generic fixture."""
+            with vcr_kit.fixture({"text": text}, "embedding", fixtures_dir=self.fixtures) as f:
+                vector: list[float] = f.play(
+                    lambda: (
+                        openai.OpenAI()
+                        .embeddings.create(model="text-embedding-3-small", input=text)
+                        .data[0]
+                        .embedding
+                    )
+                )
+            return vector
+
+        self.recording()
+        recorded = embedding("kept in a block")
+        self.replaying()
+        os.environ["VCR_MODE"] = "replay"
+        self.assertEqual(embedding("kept in a block"), recorded)
+        self.assertEqual(len(self.server.log), 1)
+        (name,) = self.files()
+        self.assertRegex(name, r"^embedding-[0-9a-f]{12}\.json$")
+
+
+def _reload_without_a_key() -> None:
+    """Forget the app module: its client was built with this test's key."""
+    sys.modules.pop(APP, None)
+
+
+@pytest.mark.inprocess
+class GatewayTest(ProviderTestCase):
+    def test_an_openai_compatible_gateway_in_vcr_hosts(self) -> None:
+        gateway = self.server.gateway_url
+        fixtures = self.fixtures
+        seen: dict[str, Any] = {}
+
+        class CodeUnderTest(vcr_kit.VCRTestCase):
+            vcr_fixtures_dir = fixtures
+
+            def test_it(self) -> None:
+                with openai.OpenAI(base_url=gateway, max_retries=0) as client:
+                    answer = client.chat.completions.create(
+                        model="openai/gpt-5-mini", messages=[{"role": "user", "content": "gw"}]
+                    )
+                seen[os.environ["PHASE"]] = answer.choices[0].message.content
+
+        host = self.server.url.removeprefix("http://")
+        self.recording()
+        os.environ.update(PHASE="record", VCR_HOSTS=host)
+        result = run_case(CodeUnderTest)
+        self.assertTrue(result.wasSuccessful(), problems(result))
+        self.server.stop()  # the gateway is gone: replay must not need it
+        self.replaying()
+        os.environ.update(PHASE="replay", VCR_HOSTS=host)
+        result = run_case(CodeUnderTest)
+        self.assertTrue(result.wasSuccessful(), problems(result))
+        self.assertEqual(seen, {"record": "Echo: gw", "replay": "Echo: gw"})
+        (name,) = self.files()
+        self.assertRegex(name, r"^openai-post-api-v1-chat-completions-[0-9a-f]{12}\.json$")
+
+    def test_azure_with_its_api_version_in_the_key(self) -> None:
+        endpoint = self.server.url
+        fixtures = self.fixtures
+        seen: dict[str, Any] = {}
+
+        class CodeUnderTest(vcr_kit.VCRTestCase):
+            vcr_fixtures_dir = fixtures
+
+            def test_it(self) -> None:
+                azure = openai.AzureOpenAI(
+                    azure_endpoint=endpoint, api_version=os.environ["VERSION"], max_retries=0
+                )
+                with azure:
+                    try:
+                        answer = azure.chat.completions.create(
+                            model="my-deployment", messages=[{"role": "user", "content": "az"}]
+                        )
+                        seen[os.environ["PHASE"]] = answer.choices[0].message.content
+                    except vcr_kit.FixtureMissingError as error:
+                        seen[os.environ["PHASE"]] = str(error).splitlines()[0]
+
+        host = endpoint.removeprefix("http://")
+        self.recording()
+        os.environ.pop("OPENAI_API_KEY")
+        key = "azure-" + self.key
+        os.environ.update(
+            PHASE="record", VCR_HOSTS=host, AZURE_OPENAI_API_KEY=key, VERSION="2024-10-21"
+        )
+        result = run_case(CodeUnderTest)
+        self.assertTrue(result.wasSuccessful(), problems(result))
+        self.assertEqual(self.server.log[-1].headers["api-key"], key)
+        self.replaying()
+        os.environ.pop("AZURE_OPENAI_API_KEY")
+        os.environ.update(PHASE="replay", VCR_HOSTS=host)
+        result = run_case(CodeUnderTest)
+        self.assertTrue(result.wasSuccessful(), problems(result))
+        os.environ.update(PHASE="other version", VERSION="2025-04-01-preview")
+        result = run_case(CodeUnderTest)
+        self.assertTrue(result.wasSuccessful(), problems(result))
+        self.assertEqual((seen["record"], seen["replay"]), ("Echo: az", "Echo: az"))
+        self.assertTrue(seen["other version"].startswith("Fixture missing: "), seen)
+        (name,) = self.files()
+        stored = json.loads(self.files()[name])
+        self.assertEqual(
+            stored["request"]["path"], "/openai/deployments/my-deployment/chat/completions"
+        )
+        self.assertIn("2024-10-21", json.dumps(stored["request"]))
+        self.assert_clean(self.files())
+        self.assertNotIn(key.encode(), self.files()[name])
+        self.assertEqual(len(self.server.log), 1)
