@@ -14,13 +14,12 @@ import importlib
 import io
 import json
 import os
+import re
 import secrets
 import string
 import sys
 import textwrap
 import unittest
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -120,6 +119,26 @@ class ProviderTestCase(unittest.TestCase):
         for secret in (self.key, "Bearer", "org-loopback", "proj_loopback", "__cf_bm", "api-key"):
             self.assertNotIn(secret.encode(), every, f"{secret!r} reached a fixture")
 
+    def assert_volatile_fields_fixed(self, files: dict[str, bytes]) -> None:
+        """What differs on every call is stored fixed; a model's release date is a fact."""
+        stored = {name: json.loads(data)["response"] for name, data in files.items()}
+        (models,) = [body for name, body in stored.items() if "-get-v1-models-" in name]
+        self.assertEqual(
+            [model["created"] for model in models["body"]["data"]][:2], [1765000000, 1754000000]
+        )
+        chat = [r for n, r in stored.items() if "chat-completions" in n and "body" in r]
+        self.assertEqual(
+            {(c["body"]["created"], c["body"]["system_fingerprint"]) for c in chat}, {(0, "fp_vcr")}
+        )
+        streamed = [
+            r["events"] for n, r in stored.items() if "chat-completions" in n and "events" in r
+        ]
+        self.assertTrue(streamed)
+        pads = {e["data"]["obfuscation"] for events in streamed for e in events if "data" in e}
+        self.assertEqual(pads, {""})
+        answers = [r["body"] for n, r in stored.items() if "-responses-" in n and "body" in r]
+        self.assertEqual({(a["created_at"], a["completed_at"]) for a in answers}, {(0, 0)})
+
     def assert_one_run_of_fixtures(self, names: list[str], runs: int = 1) -> None:
         for prefix, count in FIXTURES_PER_RUN.items():
             found = [name for name in names if name.startswith(prefix)]
@@ -166,6 +185,7 @@ class SyncClientTest(ProviderTestCase):
         self.assert_clean(recorded)
         sent = len(self.server.log)
         self.assertEqual(sent, CALLS_PER_RUN)
+        self.assert_volatile_fields_fixed(recorded)
 
         self.replaying()
         os.environ["PHASE"] = "replay"
@@ -446,3 +466,141 @@ class GatewayTest(ProviderTestCase):
         self.assert_clean(self.files())
         self.assertNotIn(key.encode(), self.files()[name])
         self.assertEqual(len(self.server.log), 1)
+
+
+#: The tests of the child run: the pytest marker, a ``VCRTestCase`` whose ``setUp``
+#: builds the client, an async ``VCRMixin`` test, and code whose client is built at
+#: import. Each writes what its code observed to ``$OBSERVED/<name>.json``.
+CHILD_TESTS = textwrap.dedent(
+    """
+    import importlib
+    import json
+    import os
+    import sys
+    import unittest
+    from pathlib import Path
+
+    import openai
+    import pytest
+
+    import vcr_kit
+    from tests.support.children.openai_scenarios import MODEL, run_async, run_sync
+
+    # A price, so that the summary's cost is not zero whether or not a row exists.
+    vcr_kit.set_price(MODEL, vcr_kit.Price(1.25, None, None, 0.125, 10.0))
+    vcr_kit.set_price("text-embedding-3-small", vcr_kit.Price(0.02, None, None, None, 0.0))
+
+
+    def save(name, value):
+        Path(os.environ["OBSERVED"], name + ".json").write_text(json.dumps(value))
+
+
+    @pytest.mark.vcr
+    def test_marker():
+        with openai.OpenAI() as client:
+            save("marker", run_sync(client, "marker"))
+
+
+    class TestBuiltInSetUp(vcr_kit.VCRTestCase):
+        def setUp(self):
+            self.client = openai.OpenAI()
+            self.addCleanup(self.client.close)
+
+        def test_sync(self):
+            save("testcase", run_sync(self.client, "testcase"))
+            if os.environ.get("CI"):
+                self.assertNoLiveCalls()
+
+
+    class TestAsync(vcr_kit.VCRMixin, unittest.IsolatedAsyncioTestCase):
+        async def asyncSetUp(self):
+            self.client = openai.AsyncOpenAI()
+            self.addAsyncCleanup(self.client.close)
+
+        async def test_async(self):
+            save("async", await run_async(self.client, "child async"))
+
+
+    def test_module_level_client(vcr):
+        app = importlib.import_module("tests.support.children.openai_app")
+        save("module", [app.ask("child module"), app.embed("child module")])
+        assert {entry.event.value for entry in vcr.entries} == {os.environ["EXPECTED"]}
+    """
+)
+
+
+@pytest.mark.child
+class OfflineChildTest(unittest.TestCase):
+    """One child pytest records every case (marker, ``VCRTestCase``, async, a client
+    built at import) with a key and ``OPENAI_BASE_URL``; a second replays them under
+    ``unshare -n`` with no key and no base URL, and its summary counts them and their cost."""
+
+    def run_child(self, folder: Path, env: dict[str, str], observed: str, prefix: list[str]) -> str:
+        (folder / observed).mkdir()
+        env = {**env, "OBSERVED": str(folder / observed), "PYTHONPATH": str(ROOT)}
+        done = run_captured(
+            [
+                *prefix,
+                sys.executable,
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                # Plugins the child's tests do not use cost seconds to load.
+                *("-p", "no:hypothesispytest", "-p", "no:xdist", "-p", "no:timeout"),
+                *("-W", "error", "test_openai_child.py"),
+            ],
+            cwd=folder,
+            env=env,
+            timeout=300,
+        )
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        return done.stdout + done.stderr
+
+    def test_recorded_cases_replay_offline_with_no_key(self) -> None:
+        folder = temp_dir(self, prefix="openai-child-")
+        (folder / "setup.cfg").write_text("")  # the project root: fixtures/ goes here
+        (folder / "test_openai_child.py").write_text(CHILD_TESTS)
+        left_out = (*OPENAI_VARS, "CI", "PYTHONWARNINGS", "PYTHONPATH")
+        base = {
+            k: v for k, v in os.environ.items() if not k.startswith("VCR_") and k not in left_out
+        }
+        key = openai_key()
+        with OpenAIServer() as server:
+            recording = dict(
+                base,
+                OPENAI_API_KEY=key,
+                OPENAI_BASE_URL=server.base_url,
+                EXPECTED="recorded",
+                VCR_REPORT="0",
+            )
+            self.assertIn("4 passed", self.run_child(folder, recording, "recorded", []))
+            sent = len(server.log)
+        # Every call has its own fixture but ``GET /v1/models``: one for the three runs.
+        calls = 3 * CALLS_PER_RUN + 2
+        self.assertEqual(sent, calls - 2)
+        files = {p.name: p.read_bytes() for p in (folder / "fixtures").glob("*.json")}
+        self.assertEqual(len(files), calls - 2)
+        every = b"".join(files.values())
+        self.assertNotIn(key.encode(), every)
+        self.assertNotIn(b"Bearer", every)
+
+        replaying = dict(base, CI="true", EXPECTED="replayed", VCR_REPORT="1")
+        prefix = offline()
+        output = self.run_child(folder, replaying, "replayed", prefix)
+        self.assertIn("4 passed", output)
+        summary = re.search(
+            r"vcr_kit: (\d+) replayed, 0 recorded, 0 missing; \$(\d+\.\d{4}) of API calls replayed",
+            output,
+        )
+        assert summary is not None, output
+        self.assertEqual(int(summary.group(1)), calls)
+        self.assertGreater(float(summary.group(2)), 0)
+        for name in ("marker", "testcase", "async", "module"):
+            recorded = json.loads((folder / "recorded" / f"{name}.json").read_text())
+            replayed = json.loads((folder / "replayed" / f"{name}.json").read_text())
+            self.assertEqual(replayed, recorded, name)
+        self.assertEqual(
+            {p.name: p.read_bytes() for p in (folder / "fixtures").glob("*.json")}, files
+        )

@@ -167,7 +167,7 @@ def usage(response: Mapping[str, Any]) -> Usage:
 _ERROR_TYPES: Final = {
     400: ("invalid_request_error", None),
     401: ("invalid_request_error", "invalid_api_key"),
-    403: ("invalid_request_error", "unsupported_country_region_territory"),
+    403: ("request_forbidden", "unsupported_country_region_territory"),
     404: ("invalid_request_error", "model_not_found"),
     429: ("requests", "rate_limit_exceeded"),
     500: ("server_error", None),
@@ -222,6 +222,7 @@ PROVIDER: Final = Provider(
             ("system_fingerprint", "fp_vcr"),
             ("obfuscation", ""),
         ),
+        stable_objects=("model",),
     ),
     stream_refusal=stream_refusal,
     error_refusal=error_refusal,
