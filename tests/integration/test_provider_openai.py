@@ -604,3 +604,93 @@ class OfflineChildTest(unittest.TestCase):
         self.assertEqual(
             {p.name: p.read_bytes() for p in (folder / "fixtures").glob("*.json")}, files
         )
+
+
+@pytest.mark.inprocess
+class NeverStoredTest(ProviderTestCase):
+    """What the request did not earn is never stored: OpenAI's 401/403/429/5xx, cut and
+    broken streams, bodies not of its shape; a 400 or 404 is, and replays as itself."""
+
+    def test_answers_that_depend_on_the_moment_or_the_key_are_not_written(self) -> None:
+        fixtures = self.fixtures
+        seen: dict[str, Any] = {}
+        cases = {
+            "[[error:401]]": "a 401 (authentication failure) depends on the key, not on the "
+            "request",
+            "[[error:403]]": "a 403 (permission failure) depends on the key or the account, not on "
+            "the request",
+            "[[error:429]]": "a 429 (rate limit) depends on the moment, not on the request",
+            "[[error:500]]": "a 500 (server error) depends on the moment, not on the request",
+            "[[error:503]]": "a 503 (service unavailable) depends on the moment, not on the "
+            "request",
+            "[[html]]": "an HTML page is not an API answer (a gateway's or a proxy's)",
+            "[[truncated-json]]": "a JSON answer that does not parse (cut short?)",
+            "stream [[stream-cut]]": "the stream ended after 2 events, before its final event "
+            "(data: [DONE])",
+            "stream [[stream-error]]": "the stream ended with an error (event 3): it may depend on "
+            "the moment",
+            "responses [[stream-cut]]": "the stream ended after 5 events, before its final event "
+            "(response.completed)",
+        }
+
+        class CodeUnderTest(vcr_kit.VCRTestCase):
+            vcr_fixtures_dir = fixtures
+
+            def test_it(self) -> None:
+                client = openai.OpenAI(max_retries=0)
+                self.addCleanup(client.close)
+                for case in cases:
+                    api, _, marker = case.rpartition(" ")
+                    try:
+                        if api == "responses":
+                            with client.responses.stream(model=MODEL, input=marker) as stream:
+                                stream.get_final_response()
+                        else:
+                            answer = client.chat.completions.create(
+                                model=MODEL,
+                                messages=[{"role": "user", "content": marker}],
+                                stream=api == "stream",
+                            )
+                            if api == "stream":
+                                list(answer)
+                    except (openai.APIError, RuntimeError, ValueError):
+                        pass
+                    entry = self.vcr_journal.entries[-1]
+                    seen[case] = (entry.event, entry.detail)
+
+        self.recording()
+        result = run_case(CodeUnderTest)
+        self.assertTrue(result.wasSuccessful(), problems(result))
+        self.assertEqual(
+            seen, {c: (Event.LIVE, f"not recorded: {why}") for c, why in cases.items()}
+        )
+        self.assertEqual(self.files(), {})
+
+    def test_a_request_error_is_stored_and_replays_as_the_same_exception(self) -> None:
+        fixtures = self.fixtures
+        seen: dict[str, Any] = {}
+
+        class CodeUnderTest(vcr_kit.VCRTestCase):
+            vcr_fixtures_dir = fixtures
+
+            def test_it(self) -> None:
+                with openai.OpenAI(max_retries=0) as client:
+                    for marker in ("[[error:400]]", "[[error:404]]"):
+                        try:
+                            client.responses.create(model=MODEL, input=marker)
+                        except openai.APIStatusError as error:
+                            seen.setdefault(marker, []).append(
+                                (type(error), error.status_code, error.code, error.message)
+                            )
+
+        self.recording()
+        self.assertTrue(run_case(CodeUnderTest).wasSuccessful())
+        self.replaying()
+        self.assertTrue(run_case(CodeUnderTest).wasSuccessful())
+        self.assertEqual(len(self.files()), 2)
+        recorded, replayed = seen["[[error:400]]"]
+        self.assertEqual(replayed, recorded)
+        self.assertEqual(recorded[:3], (openai.BadRequestError, 400, "invalid_value"))
+        recorded, replayed = seen["[[error:404]]"]
+        self.assertEqual(replayed, recorded)
+        self.assertEqual(recorded[:3], (openai.NotFoundError, 404, "model_not_found"))
