@@ -694,3 +694,46 @@ class NeverStoredTest(ProviderTestCase):
         recorded, replayed = seen["[[error:404]]"]
         self.assertEqual(replayed, recorded)
         self.assertEqual(recorded[:3], (openai.NotFoundError, 404, "model_not_found"))
+
+    def test_a_key_in_an_answer_is_refused_whole_or_streamed_in_pieces(self) -> None:
+        fixtures = self.fixtures
+        refused: dict[str, str] = {}
+
+        class CodeUnderTest(vcr_kit.VCRTestCase):
+            vcr_fixtures_dir = fixtures
+
+            def test_it(self) -> None:
+                messages: Any = [{"role": "user", "content": "[[secret]]"}]
+                calls = {
+                    "chat": lambda c: c.chat.completions.create(model=MODEL, messages=messages),
+                    "chat stream": lambda c: list(
+                        c.chat.completions.create(model=MODEL, messages=messages, stream=True)
+                    ),
+                    "responses stream": lambda c: list(
+                        c.responses.create(model=MODEL, input="[[secret]]", stream=True)
+                    ),
+                }
+                with openai.OpenAI(max_retries=0) as client:
+                    for name, call in calls.items():
+                        with self.assertRaises(vcr_kit.SecretLeakError) as caught:
+                            call(client)
+                        refused[name] = str(caught.exception)
+
+        self.recording()
+        result = run_case(CodeUnderTest)
+        self.assertTrue(result.wasSuccessful(), problems(result))
+        self.assertEqual(self.files(), {})
+        self.assertIn(
+            "it contains an OpenAI key (sk-proj-...) at response.body.choices[0].message.content.",
+            refused["chat"],
+        )
+        # A chat stream has the key only in pieces, one per chunk: joined, it is found.
+        self.assertIn(
+            "it contains an OpenAI key (sk-proj-...) in streamed block 1 (joined from its deltas).",
+            refused["chat stream"],
+        )
+        # Responses repeats the whole text in `response.output_text.done`.
+        self.assertIn(
+            "it contains an OpenAI key (sk-proj-...) at response.events[",
+            refused["responses stream"],
+        )
