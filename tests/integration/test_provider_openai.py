@@ -295,7 +295,7 @@ def _forget_price(model: str) -> None:
 
 @pytest.mark.inprocess
 class AsyncClientTest(ProviderTestCase):
-    def test_the_async_client_records_replays_and_rerecords(self) -> None:
+    def test_the_async_client_records_replays_on_the_recorded_url_and_rerecords(self) -> None:
         fixtures = self.fixtures
         seen: dict[str, Any] = {}
 
@@ -314,7 +314,10 @@ class AsyncClientTest(ProviderTestCase):
 
         for phase, mode in (("record", "auto"), ("replay", None), ("rerecord", "record")):
             if mode is None:
+                # On the recorded URL this time (the sync test replays on the default
+                # host): no key, the server still up, and nothing reaches it.
                 self.replaying()
+                os.environ["OPENAI_BASE_URL"] = self.server.base_url
             else:
                 self.recording(mode)
             os.environ["PHASE"] = phase
