@@ -683,7 +683,13 @@ class NeverStoredTest(ProviderTestCase):
                             client.responses.create(model=MODEL, input=marker)
                         except openai.APIStatusError as error:
                             seen.setdefault(marker, []).append(
-                                (type(error), error.status_code, error.code, error.message)
+                                (
+                                    type(error),
+                                    error.status_code,
+                                    error.code,
+                                    error.message,
+                                    error.request_id,
+                                )
                             )
 
         self.recording()
@@ -697,6 +703,7 @@ class NeverStoredTest(ProviderTestCase):
         recorded, replayed = seen["[[error:404]]"]
         self.assertEqual(replayed, recorded)
         self.assertEqual(recorded[:3], (openai.NotFoundError, 404, "model_not_found"))
+        self.assertRegex(recorded[4], r"^req_[0-9a-f]{32}$")
 
     def test_a_key_in_an_answer_is_refused_whole_or_streamed_in_pieces(self) -> None:
         fixtures = self.fixtures

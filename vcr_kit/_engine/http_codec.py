@@ -143,6 +143,9 @@ def store_response_with_ids(
         except UnicodeDecodeError:
             stored["base64"] = base64.b64encode(response.content).decode("ascii")
     headers = {h: response.headers[h] for h in _KEPT_HEADERS if h in response.headers}
+    if vocabulary is not None and not response.is_success and "x-request-id" in response.headers:
+        # OpenAI's request id, which its SDK puts on the exception: kept for an error.
+        headers["x-request-id"] = response.headers["x-request-id"]
     if response.is_success and "request-id" in headers:
         # A success's request id differs on every call; an error's is what you would
         # quote to Anthropic, and the caller's exception carries it: keep that one.
