@@ -249,6 +249,26 @@ class SyncClientTest(ProviderTestCase):
         self.assertIn('+        "content": "never recorded",', lines)
         self.assertEqual(len(self.server.log), 1)
 
+        # Mode auto, no key, the server as base URL: the stand-in key never records.
+        self.leave_modes()
+        os.environ.update(OPENAI_BASE_URL=self.server.base_url, VCR_MODE="auto")
+        caught.clear()
+        result = run_case(CodeUnderTest)
+        self.assertTrue(result.wasSuccessful(), problems(result))
+        (error,) = caught
+        self.assertEqual(
+            str(error).splitlines()[:3],
+            [
+                lines[0].removesuffix(
+                    " Re-run the tests with VCR_RECORD=1, then commit the result."
+                ),
+                "Recording it needs an OpenAI API key: set OPENAI_API_KEY or AZURE_OPENAI_API_KEY "
+                "(in the environment or in .env; no Anthropic API key is needed), and run again.",
+                lines[1],
+            ],
+        )
+        self.assertEqual(len(self.server.log), 1)
+
     def test_cost_is_priced_from_the_usage_openai_reports(self) -> None:
         # USD per million tokens: input, 5-min and 1-h cache writes, cache reads, output.
         vcr_kit.set_price(MODEL, vcr_kit.Price(1.25, None, None, 0.125, 10.0))
