@@ -20,6 +20,7 @@ import string
 import sys
 import textwrap
 import unittest
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -734,7 +735,7 @@ class NeverStoredTest(ProviderTestCase):
 
             def test_it(self) -> None:
                 messages: Any = [{"role": "user", "content": "[[secret]]"}]
-                calls = {
+                calls: dict[str, Callable[[openai.OpenAI], object]] = {
                     "chat": lambda c: c.chat.completions.create(model=MODEL, messages=messages),
                     "chat stream": lambda c: list(
                         c.chat.completions.create(model=MODEL, messages=messages, stream=True)
