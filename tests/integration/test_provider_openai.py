@@ -32,6 +32,7 @@ from tests.support.children.openai_scenarios import CASES, MODEL, run_async, run
 from tests.support.helpers.env import offline, patch_env, run_captured, temp_dir
 from tests.support.helpers.paths import ROOT
 from tests.support.servers.openai_server import OpenAIServer
+from vcr_kit._core import ids
 from vcr_kit._ledger import cost as _cost
 from vcr_kit._ledger.journal import Event
 
@@ -768,3 +769,59 @@ class NeverStoredTest(ProviderTestCase):
             "it contains an OpenAI key (sk-proj-...) at response.events[",
             refused["responses stream"],
         )
+
+
+@pytest.mark.inprocess
+class ChainTest(ProviderTestCase):
+    def test_a_chain_on_a_replayed_response_is_never_stored_as_a_400(self) -> None:
+        """Turn 1 recorded by an earlier run, turn 2 added now: turn 2 quotes turn 1's
+        replayed id, which no server knows. The API's 400 is not kept (it would answer
+        turn 2 for good); recording the whole chain again works."""
+        fixtures = self.fixtures
+        seen: dict[str, Any] = {}
+
+        class CodeUnderTest(vcr_kit.VCRTestCase):
+            vcr_fixtures_dir = fixtures
+
+            def test_it(self) -> None:
+                with openai.OpenAI(max_retries=0) as client:
+                    first = client.responses.create(model=MODEL, input="chain one")
+                    if os.environ.get("TURNS") != "2":
+                        return
+                    try:
+                        seen[os.environ["PHASE"]] = client.responses.create(
+                            model=MODEL, input="chain two", previous_response_id=first.id
+                        ).output_text
+                    except openai.BadRequestError as error:
+                        seen[os.environ["PHASE"]] = (
+                            error.code,
+                            self.vcr_journal.entries[-1].detail,
+                        )
+
+        self.recording()
+        os.environ["PHASE"] = "turn 1"
+        self.assertTrue(run_case(CodeUnderTest).wasSuccessful())
+        ids.forget()  # what a new process knows: no live id behind the stored ones
+        os.environ.update(TURNS="2", PHASE="turn 2 added")
+        result = run_case(CodeUnderTest)
+        self.assertTrue(result.wasSuccessful(), problems(result))
+        self.assertEqual(
+            seen["turn 2 added"],
+            (
+                "previous_response_not_found",
+                "not recorded: a 400 previous_response_not_found depends on the responses the "
+                "server keeps (a replayed response's id is unknown to it: record the whole chain "
+                "again), not on the request",
+            ),
+        )
+        self.assertEqual(len(self.files()), 1)
+        self.recording(mode="record")
+        os.environ["PHASE"] = "chain recorded"
+        self.assertTrue(run_case(CodeUnderTest).wasSuccessful())
+        ids.forget()
+        self.replaying()
+        os.environ["PHASE"] = "chain replayed"
+        self.assertTrue(run_case(CodeUnderTest).wasSuccessful())
+        expected = "Echo: chain two (turn 2, first: chain one)"
+        self.assertEqual((seen["chain recorded"], seen["chain replayed"]), (expected, expected))
+        self.assertEqual(len(self.files()), 2)

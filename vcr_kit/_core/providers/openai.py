@@ -56,9 +56,22 @@ def stream_refusal(events: StoredEvents) -> str | None:
     return f"the stream ended after {len(events)} events, before its final event ({final})"
 
 
+#: 400s whose cause is what the server keeps, not the request: a chain quoting a
+#: response it does not have (the id of an answer vcr_kit replayed, which no server
+#: ever gave: stored, the 400 would answer that request for good).
+_UNEARNED_CODES: Final = {
+    "previous_response_not_found": "the responses the server keeps (a replayed response's "
+    "id is unknown to it: record the whole chain again)",
+}
+
+
 def error_refusal(status: int, body: Any) -> str | None:
-    """Beyond the statuses every provider shares: an exhausted quota is a 429 already."""
-    del status, body
+    """Beyond the statuses every provider shares (an exhausted quota is a 429 already):
+    a 400 about a previous response the server does not have."""
+    error = body.get("error") if isinstance(body, Mapping) else None
+    code = error.get("code") if isinstance(error, Mapping) else None
+    if status == 400 and code in _UNEARNED_CODES:
+        return f"a 400 {code} depends on {_UNEARNED_CODES[code]}, not on the request"
     return None
 
 
