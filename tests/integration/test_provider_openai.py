@@ -273,7 +273,7 @@ class SyncClientTest(ProviderTestCase):
 
     def test_cost_is_priced_from_the_usage_openai_reports(self) -> None:
         # USD per million tokens: input, 5-min and 1-h cache writes, cache reads, output.
-        vcr_kit.set_price(MODEL, vcr_kit.Price(1.25, None, None, 0.125, 10.0))
+        vcr_kit.set_price(MODEL, vcr_kit.Price(1.25, 1.5, 3.0, 0.125, 10.0))
         self.addCleanup(_forget_price, MODEL)
         fixtures = self.fixtures
         costs: list[vcr_kit.SessionCost] = []
@@ -297,14 +297,19 @@ class SyncClientTest(ProviderTestCase):
         result = run_case(CodeUnderTest)
         self.assertTrue(result.wasSuccessful(), problems(result))
         # [[cache]]: 2006 prompt tokens of which 1920 cached, 300 output of which 192
-        # reasoning (billed as output), for each of the two calls.
-        expected = 2 * (86 * 1.25 + 1920 * 0.125 + 300 * 10.0) / 1e6
+        # reasoning (billed as output), for each of the two calls; Responses also wrote 40
+        # prompt tokens to the cache for 30 minutes (billed at the 5-minute write rate).
+        expected = (2 * (1920 * 0.125 + 300 * 10.0) + 86 * 1.25 + 46 * 1.25 + 40 * 1.5) / 1e6
         for spent in costs:
             model = spent.by_model[MODEL]
-            self.assertEqual(
-                (model.calls, model.input_tokens, model.cache_read_tokens, model.output_tokens),
-                (2, 2 * 86, 2 * 1920, 2 * 300),
+            counted = (
+                model.calls,
+                model.input_tokens,
+                model.cache_read_tokens,
+                model.cache_write_5m_tokens,
+                model.output_tokens,
             )
+            self.assertEqual(counted, (2, 86 + 46, 2 * 1920, 40, 2 * 300))
             self.assertAlmostEqual(model.usd, expected, places=9)
             self.assertGreater(spent.usd, 0)
 
