@@ -469,8 +469,8 @@ def streamed_texts(value: Any) -> list[str]:
                 key = index if type(index) is int else json.dumps(index, sort_keys=True)
                 pieces = blocks.setdefault((stream[0], key), [])
                 pieces.extend(delta[f] for f in _DELTA_FIELDS if isinstance(delta.get(f), str))
-            for key, piece in _openai_pieces(node):
-                blocks.setdefault(key, []).append(piece)
+            for block, piece in _openai_pieces(node):
+                blocks.setdefault(block, []).append(piece)
             for child in node.values():
                 walk(child)
         elif isinstance(node, list):
