@@ -35,6 +35,7 @@ from tests.support.servers.openai_server import OpenAIServer
 from vcr_kit._core import ids
 from vcr_kit._ledger import cost as _cost
 from vcr_kit._ledger.journal import Event
+from vcr_kit._store.secrets import find_secret
 
 #: Every variable the openai SDK (and Azure's client) reads: each test sets its own.
 OPENAI_VARS = (
@@ -830,3 +831,45 @@ class ChainTest(ProviderTestCase):
         expected = "Echo: chain two (turn 2, first: chain one)"
         self.assertEqual((seen["chain recorded"], seen["chain replayed"]), (expected, expected))
         self.assertEqual(len(self.files()), 2)
+
+
+@pytest.mark.inprocess
+class StreamedSecretTest(unittest.TestCase):
+    """The secrets gate joins each OpenAI stream's deltas, part by part, before it looks."""
+
+    def test_responses_and_chat_pieces_are_joined_by_their_part(self) -> None:
+        key = openai_key()
+        pieces = [key[i : i + 7] for i in range(0, len(key), 7)]
+        where = {"item_id": "msg_1", "output_index": 0, "content_index": 0}
+        delta = {**where, "type": "response.output_text.delta"}
+        responses: list[dict[str, Any]] = [
+            {"event": "response.output_text.delta", "data": {**delta, "delta": piece}}
+            for piece in pieces
+        ]
+        other_part = {**where, "content_index": 1, "type": "response.output_text.delta"}
+        # The key's halves in two parts of the item: neither part holds a key.
+        halves = [
+            {"data": {**where, "type": "response.output_text.delta", "delta": key[:20]}},
+            {"data": {**other_part, "delta": key[20:]}},
+        ]
+        chunk = {"id": "chatcmpl-1", "object": "chat.completion.chunk"}
+        calls = [
+            {
+                "data": {
+                    **chunk,
+                    "choices": [
+                        {
+                            "index": 0,
+                            "delta": {
+                                "tool_calls": [{"index": 0, "function": {"arguments": piece}}]
+                            },
+                        }
+                    ],
+                }
+            }
+            for piece in pieces
+        ]
+        for events, found in ((responses, True), (halves, False), (calls, True)):
+            document = {"response": {"events": events}}
+            data = json.dumps(document).encode()
+            self.assertEqual(find_secret(data, document=document) is not None, found, events[:1])
