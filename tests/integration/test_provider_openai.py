@@ -169,13 +169,17 @@ class SyncClientTest(ProviderTestCase):
                 if phase == "replay":
                     self.assertReplayed(CALLS_PER_RUN)
                     self.assertNoLiveCalls()
-                    # A replayed answer's ids are given afresh (not the stored stand-ins).
-                    seen["given ids"] = [
+                    # A replayed answer's ids are given afresh (not the stored stand-ins),
+                    # its request id (`x-request-id`) too, on each replay.
+                    chat = [
                         self.client.chat.completions.create(
                             model=MODEL, messages=[{"role": "user", "content": "sync: hello"}]
-                        ).id,
-                        self.client.responses.create(model=MODEL, input="sync: hi").id,
+                        )
+                        for _ in range(2)
                     ]
+                    response = self.client.responses.create(model=MODEL, input="sync: hi")
+                    seen["given ids"] = [chat[0].id, response.id]
+                    seen["request ids"] = [c._request_id for c in chat] + [response._request_id]
 
         self.recording()
         os.environ["PHASE"] = "record"
@@ -201,6 +205,10 @@ class SyncClientTest(ProviderTestCase):
             self.assertRegex(given, r"^(chatcmpl-|resp_)vcr_[0-9a-f]{24}$")
             self.assertNotIn(given, every)
         self.assertNotIn("OPENAI_API_KEY", os.environ)  # the stand-in is gone again
+        request_ids = seen["request ids"]
+        self.assertEqual(len(set(request_ids)), 3, request_ids)
+        for request_id in request_ids:
+            self.assertRegex(request_id, r"^req_vcr_[0-9a-f]{24}$")
 
         self.recording(mode="record")
         os.environ["PHASE"] = "rerecord"
