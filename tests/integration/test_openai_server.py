@@ -218,7 +218,7 @@ class ResponsesTest(ServerTestCase):
         self.assertEqual(response.output_text, "Echo: hi there")
         self.assertRegex(response.id, r"^resp_[0-9a-f]{48}$")
         (item,) = response.output
-        self.assertEqual((item.type, item.id[:4]), ("message", "msg_"))
+        self.assertEqual((item.type, (item.id or "")[:4]), ("message", "msg_"))
         self.assertEqual(response.status, "completed")
         assert response.usage is not None
         self.assertEqual(response.usage.output_tokens, 3)

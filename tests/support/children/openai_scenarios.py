@@ -78,7 +78,7 @@ def _chat_tool_messages(tag: str, asked: Any) -> list[ChatCompletionMessageParam
     (call,) = asked.choices[0].message.tool_calls
     return [
         *_user(f"{tag}: what is the weather in Lyon?"),
-        {"role": "assistant", "tool_calls": [call.to_dict()]},  # type: ignore[list-item]
+        {"role": "assistant", "tool_calls": [call.to_dict()]},
         {"role": "tool", "tool_call_id": call.id, "content": "12 C and rain"},
     ]
 
