@@ -32,3 +32,9 @@ class IdVocabulary(NamedTuple):
     #: The ``"object"`` kinds whose fields are facts, never volatile: their ``created``
     #: is left as it is (a model's release, in ``GET /v1/models``).
     stable_objects: tuple[str, ...] = ()
+    #: Of ``other_prefixes`` and the ``id_fields`` prefixes, those of a whole answer that
+    #: no request quotes (``chatcmpl-``, Gemini's ``responseId``): each replay gives a new
+    #: one, as Anthropic's message ids, so code that de-duplicates by id keeps every
+    #: answer. The others keep one given id per process (a ``resp_`` id is echoed in the
+    #: next answer of its chain, as its ``previous_response_id``).
+    always_fresh: tuple[str, ...] = ()

@@ -84,6 +84,12 @@ _PROVIDER_PREFIXES: Final = tuple(
     )
 )
 _PROVIDERS = "|".join(re.escape(prefix) for prefix in _PROVIDER_PREFIXES)
+#: Stored ids given afresh on every replay: Anthropic's messages, and the answers of other
+#: providers that no request quotes (``IdVocabulary.always_fresh``).
+_ALWAYS_FRESH: Final = (
+    "msg_vcr_",
+    *(f"{p}vcr" for provider in PROVIDERS.values() for p in provider.ids.always_fresh),
+)
 #: A tool id vcr_kit made (``stable_tool_ids``): the form a fixture stores.
 _TOOL_STAND_IN = re.compile(
     rf"(?:(?:{_TOOLS})_|{'|'.join(map(re.escape, _PROVIDER_TOOL_PREFIXES))})vcr[0-9a-f]{{21}}"
@@ -475,7 +481,7 @@ def _replacer(fixture_stem: str, live: dict[str, str] | None) -> Callable[[re.Ma
 
 def _give(stored: str, fixture_stem: str, is_tool: bool, live_id: str | None) -> str:
     token = _token(stored, fixture_stem)
-    is_message = stored.startswith("msg_vcr_")
+    is_message = stored.startswith(_ALWAYS_FRESH)
     with IDS.lock:
         known = None if is_tool or is_message else IDS.given_of_token.get(token)
         if is_tool:

@@ -200,6 +200,7 @@ PROVIDER: Final = Provider(
         other_prefixes=(),
         id_fields=(("responseId", "gresp_"),),
         fixed_fields=(),
+        always_fresh=("gresp_",),
     ),
     stream_refusal=stream_refusal,
     error_refusal=error_refusal,

@@ -246,6 +246,7 @@ PROVIDER: Final = Provider(
             ("obfuscation", ""),
         ),
         stable_objects=("model",),
+        always_fresh=("chatcmpl-", "cmpl-"),
     ),
     stream_refusal=stream_refusal,
     error_refusal=error_refusal,
