@@ -47,7 +47,7 @@ class Route:
 
 
 def _under(path: str, prefix: str) -> bool:
-    return path == prefix or path[len(prefix) : len(prefix) + 1] in ("/", "?")
+    return path.startswith(prefix) and path[len(prefix) : len(prefix) + 1] in ("", "/", "?")
 
 
 def _origin(url: str) -> str:
