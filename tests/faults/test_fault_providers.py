@@ -61,6 +61,9 @@ API_ERRORS: dict[tuple[str, str], tuple[type[Exception], int, str | None]] = {
     ("overloaded", "gemini"): (errors.ServerError, 503, "UNAVAILABLE"),
     ("server_error", "gemini"): (errors.ServerError, 500, "INTERNAL"),
 }
+#: What the SDKs raise: their own errors, or the HTTP library's (google-genai lets a
+#: broken connection through as it is).
+SDK_ERRORS = (openai.APIError, errors.APIError, httpx2.HTTPError)
 MESSAGES = {
     "rate_limit": "Number of request tokens has exceeded your per-minute rate limit",
     "overloaded": "Overloaded",
@@ -128,8 +131,10 @@ def openai_client(base_url: str | None = None, max_retries: int = 0) -> openai.O
 
 
 def gemini_client(base_url: str | None = None, attempts: int | None = None) -> genai.Client:
-    retry = None if attempts is None else types.HttpRetryOptions(
-        attempts=attempts, initial_delay=0, jitter=0
+    retry = (
+        None
+        if attempts is None
+        else types.HttpRetryOptions(attempts=attempts, initial_delay=0, jitter=0)
     )
     return genai.Client(http_options=types.HttpOptions(base_url=base_url, retry_options=retry))
 
@@ -173,7 +178,8 @@ def assert_api_error(error: Exception, fault: str, provider: str) -> None:
             code,
             f"Error code: {status} - {MESSAGES[fault]}",
         )
-        assert error.request_id is not None and error.request_id.startswith("req_vcrfault_")
+        assert error.request_id is not None
+        assert error.request_id.startswith("req_vcrfault_")
     else:
         assert isinstance(error, errors.APIError)
         assert (error.code, error.status, error.message) == (status, code, MESSAGES[fault])
@@ -195,7 +201,7 @@ def test_an_api_error_is_the_providers_own(
     fixtures: Path, clients: dict[str, Any], provider: str, fault: str
 ) -> None:
     with recording(fixtures), vcr_kit.faults(fault) as plan:
-        with pytest.raises(Exception) as raised:
+        with pytest.raises(SDK_ERRORS) as raised:
             ask(provider, clients[provider])
     assert_api_error(raised.value, fault, provider)
     assert plan.names() == [fault]
@@ -218,7 +224,7 @@ def _stream_error(provider: str, client: Any) -> Any:
     """What the caller meets reading a stream broken by ``error_after:1``."""
     if provider == "responses":
         return [event.type for event in responses_stream(client)]
-    with pytest.raises(Exception) as raised:
+    with pytest.raises(SDK_ERRORS) as raised:
         chat_stream(client) if provider == "openai" else gemini_stream(client)
     return raised.value
 
@@ -244,7 +250,8 @@ def test_a_stream_breaks_in_its_own_format(
     (recorded,) = fixtures.glob("*.json")
     assert "vcrfault" not in recorded.read_text(encoding="utf-8")
     if api == "openai":
-        assert type(met) is openai.APIError and str(met) == "Overloaded"
+        assert type(met) is openai.APIError
+        assert str(met) == "Overloaded"
         assert met.body == {
             "message": "Overloaded",
             "type": "server_error",
@@ -280,10 +287,9 @@ def test_a_cut_stream_drops_before_its_end(
 ) -> None:
     with recording(fixtures):
         client = clients[api]
-        read: list[str] = []
-        with vcr_kit.faults("cut_after:1") as plan, pytest.raises(Exception) as raised:
-            stream = chat_stream if api == "openai" else gemini_stream
-            read.extend(stream(client))
+        stream = chat_stream if api == "openai" else gemini_stream
+        with vcr_kit.faults("cut_after:1") as plan, pytest.raises(SDK_ERRORS) as raised:
+            stream(client)
     assert plan.names() == ["cut_after"]
     if api == "openai":  # the SDK's own word for a connection that broke off
         assert type(raised.value) is openai.APIConnectionError
@@ -294,7 +300,9 @@ def test_a_cut_stream_drops_before_its_end(
 # -- through the proxy --------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("provider", "fault"), [("openai", "rate_limit"), ("gemini", "overloaded")])
+@pytest.mark.parametrize(
+    ("provider", "fault"), [("openai", "rate_limit"), ("gemini", "overloaded")]
+)
 def test_the_proxy_answers_a_fault_in_the_providers_shape(
     fixtures: Path, servers: tuple[OpenAIServer, GeminiServer], provider: str, fault: str
 ) -> None:
@@ -306,11 +314,12 @@ def test_the_proxy_answers_a_fault_in_the_providers_shape(
     ) as proxy:  # fmt: skip
         variable = "OPENAI_BASE_URL" if provider == "openai" else "GOOGLE_GEMINI_BASE_URL"
         client = build(provider, proxy.provider_base_urls[variable])
-        with pytest.raises(Exception) as raised:
+        with pytest.raises(SDK_ERRORS) as raised:
             ask(provider, client)
         assert ask(provider, client)  # once per request: the next attempt is recorded
     assert_api_error(raised.value, fault, provider)
-    assert proxy.fault_plan is not None and proxy.fault_plan.names() == [fault]
+    assert proxy.fault_plan is not None
+    assert proxy.fault_plan.names() == [fault]
 
 
 @pytest.mark.parametrize("api", ["openai", "gemini"])
@@ -326,9 +335,11 @@ def test_the_proxy_breaks_a_stream_in_its_own_format(
         variable = "OPENAI_BASE_URL" if api == "openai" else "GOOGLE_GEMINI_BASE_URL"
         met = _stream_error(api, build(api, proxy.provider_base_urls[variable]))
     if api == "openai":
-        assert type(met) is openai.APIError and str(met) == "Overloaded"
+        assert type(met) is openai.APIError
+        assert str(met) == "Overloaded"
     else:
-        assert type(met) is errors.ServerError and (met.code, met.status) == (503, "UNAVAILABLE")
+        assert type(met) is errors.ServerError
+        assert (met.code, met.status) == (503, "UNAVAILABLE")
     (recorded,) = fixtures.glob("*.json")  # recorded whole, the fault on the wire only
     assert "vcrfault" not in recorded.read_text(encoding="utf-8")
     assert json.loads(recorded.read_text(encoding="utf-8"))["request"]["provider"] == api
