@@ -9,12 +9,15 @@ The loopback OpenAI and Gemini servers stand for the APIs; the real ``openai`` a
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
 import sys
+from collections import Counter
 from collections.abc import Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, redirect_stdout
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +27,7 @@ from google import genai
 from google.genai import errors, types
 
 import vcr_kit
+from tests.support.children import provider_proxy_child
 from tests.support.helpers.env import environ_without_vcr, offline, run_captured, vcr_environ
 from tests.support.helpers.paths import ROOT
 from tests.support.servers.gemini_server import GeminiServer
@@ -37,6 +41,7 @@ from vcr_kit._proxy.server import Proxy
 CHILD = ROOT / "tests" / "support" / "children" / "provider_proxy_child.py"
 OPENAI_MODEL = "gpt-5-mini"
 GEMINI_MODEL = "gemini-2.5-flash"
+EMBEDDING_MODEL = "text-embedding-3-small"
 OPENAI_KEY = "sk-proj-" + "p" * 48
 GEMINI_KEY = "AIza" + "P" * 35
 #: Every variable either SDK reads: each test sets its own.
@@ -61,7 +66,7 @@ def servers() -> Iterator[tuple[OpenAIServer, GeminiServer]]:
     with ExitStack() as stack:
         openai_server = stack.enter_context(OpenAIServer())
         gemini_server = stack.enter_context(GeminiServer())
-        for model in (OPENAI_MODEL, GEMINI_MODEL, "text-embedding-3-small"):
+        for model in (OPENAI_MODEL, GEMINI_MODEL, EMBEDDING_MODEL):
             if _cost.price_for(model) is None:
                 vcr_kit.set_price(model, vcr_kit.Price(1.0, None, None, 0.1, 2.0))
                 stack.callback(_forget_price, model)
@@ -84,16 +89,6 @@ def _environ(**values: str) -> Any:
     return stack
 
 
-def _calls(chat: openai.OpenAI, gemini: genai.Client) -> list[Any]:
-    """A chat, the models (a path several providers have) and a Gemini answer."""
-    reply = chat.chat.completions.create(
-        model=OPENAI_MODEL, messages=[{"role": "user", "content": "proxy test: hello"}]
-    )
-    models = sorted(model.id for model in chat.models.list())
-    text = gemini.models.generate_content(model=GEMINI_MODEL, contents="proxy test: hi").text
-    return [reply.choices[0].message.content, models, text]
-
-
 def _proxy(fixtures: Path, mode: str, servers: tuple[OpenAIServer, GeminiServer]) -> Proxy:
     openai_server, gemini_server = servers
     upstreams = {"openai": openai_server.base_url, "gemini": gemini_server.url}
@@ -109,50 +104,111 @@ def _clients(proxy: Proxy, key: str, gemini_key: str) -> tuple[openai.OpenAI, ge
     return chat, genai.Client(api_key=gemini_key, http_options=options)
 
 
-@pytest.mark.inprocess
-def test_a_fixture_recorded_through_the_proxy_replays_in_process_and_back(
-    tmp_path: Path, servers: tuple[OpenAIServer, GeminiServer]
-) -> None:
+def _run_child_here() -> dict[str, Any]:
+    """The child's calls in this process (``provider_proxy_child.main``), as it prints them."""
+    out = io.StringIO()
+    with redirect_stdout(out):
+        provider_proxy_child.main()
+    seen: dict[str, Any] = json.loads(out.getvalue())
+    return seen
+
+
+@dataclass
+class Recorded:
+    fixtures: Path
+    #: What the child's calls saw while recording.
+    seen: dict[str, Any]
+    files: dict[str, bytes]
+    #: Requests the servers got while recording.
+    sent: int
+
+
+@pytest.fixture(scope="module")
+def recorded(
+    servers: tuple[OpenAIServer, GeminiServer], tmp_path_factory: pytest.TempPathFactory
+) -> Recorded:
+    """The child's calls recorded through a proxy of this process, as ``vcr_kit run``
+    records them: the proxy started in the user's environment (a key for each provider,
+    base URLs at the loopback servers: its upstreams), then the calls made with the base
+    URLs at its prefixes and the user's keys."""
     openai_server, gemini_server = servers
-    fixtures = tmp_path / "fixtures"
-    with _environ(), _proxy(fixtures, "auto", servers) as proxy:
-        chat, gemini = _clients(proxy, OPENAI_KEY, GEMINI_KEY)
-        recorded = _calls(chat, gemini)
-    names = sorted(path.name for path in fixtures.glob("*.json"))
-    assert [re.sub(r"[0-9a-f]{12}\.json$", "", name) for name in names] == [
-        "gemini-post-v1-models-gemini-2-5-flash-generatecontent-",
-        "openai-get-v1-models-",  # keyed on OpenAI's host: its provider is known
-        "openai-post-v1-chat-completions-",
-    ]
-    sent = len(openai_server.log) + len(gemini_server.log)
-    every = b"".join(path.read_bytes() for path in fixtures.glob("*.json"))
-    for secret in (OPENAI_KEY, GEMINI_KEY, "Bearer", "x-goog-api-key"):
-        assert secret.encode() not in every
-
-    # In process, on each provider's default host, with no key: the same fixtures.
-    with _environ(CI="true"), vcr_session(fixtures_dir=fixtures) as journal:
-        chat, gemini = openai.OpenAI(max_retries=0), genai.Client()
-        assert _calls(chat, gemini) == recorded
-        replayed = [path.name for path in journal.paths(Event.REPLAYED)]
-    assert replayed == [names[2], names[1], names[0]]
-
-    # And back: recorded in process through the user's base URLs, replayed by the proxy.
-    recording = {
+    fixtures = tmp_path_factory.mktemp("recorded") / "fixtures"
+    user = {
         "OPENAI_API_KEY": OPENAI_KEY,
         "OPENAI_BASE_URL": openai_server.base_url,
         "GEMINI_API_KEY": GEMINI_KEY,
         "GOOGLE_GEMINI_BASE_URL": gemini_server.url,
     }
-    with _environ(**recording), vcr_session(mode="auto", fixtures_dir=fixtures):
-        chat = openai.OpenAI(max_retries=0)
-        asked = chat.embeddings.create(model="text-embedding-3-small", input="and back")
-    assert len(list(fixtures.glob("openai-post-v1-embeddings-*.json"))) == 1
+    with _environ(**user), Proxy(mode="auto", fixtures_dir=fixtures, log=lambda _: None) as proxy:
+        os.environ.update(proxy.provider_base_urls)
+        seen = _run_child_here()
+    files = {path.name: path.read_bytes() for path in fixtures.glob("*.json")}
+    sent = len(openai_server.log) + len(gemini_server.log)
+    return Recorded(fixtures, seen, files, sent)
+
+
+@pytest.mark.inprocess
+def test_recorded_through_the_proxy_the_calls_replay_in_process(
+    recorded: Recorded, servers: tuple[OpenAIServer, GeminiServer]
+) -> None:
+    openai_server, gemini_server = servers
+    names = sorted(recorded.files)
+    assert Counter(re.sub(r"-[0-9a-f]{12}\.json$", "", name) for name in names) == {
+        "gemini-post-v1-models-gemini-2-5-flash-generatecontent": 1,
+        "gemini-post-v1-models-gemini-2-5-flash-streamgeneratecontent": 1,
+        "openai-get-v1-models": 1,  # keyed on OpenAI's host: its provider is known
+        "openai-post-v1-chat-completions": 3,
+        "openai-post-v1-responses": 3,
+    }
+    every = b"".join(recorded.files.values())
+    for secret in (OPENAI_KEY, GEMINI_KEY, "Bearer", "x-goog-api-key"):
+        assert secret.encode() not in every
+    seen = dict(recorded.seen)
+    assert seen.pop("env")["OPENAI_BASE_URL"].endswith("/openai/v1")
+    assert re.fullmatch(r"call_vcr[0-9a-f]{21}", seen["tool"]["id"])  # the fixture's own
+    assert "sunny, 21 C" in seen["tool"]["answer"]
+    assert seen["responses stream"] == "response.completed"
+
+    # In process, on each provider's default host, with no key: the same fixtures, the
+    # same answers (tool ids and the Responses chain keyed alike).
+    with _environ(CI="true"), vcr_session(fixtures_dir=recorded.fixtures) as journal:
+        again = _run_child_here()
+    assert again.pop("env") == {  # the stand-ins a test gives keyless clients
+        "OPENAI_BASE_URL": None,
+        "GOOGLE_GEMINI_BASE_URL": None,
+        "OPENAI_API_KEY": REPLAY_API_KEY,
+        "GEMINI_API_KEY": REPLAY_API_KEY,
+    }
+    assert again == seen
+    assert sorted(path.name for path in journal.paths(Event.REPLAYED)) == names
+    assert len(openai_server.log) + len(gemini_server.log) == recorded.sent
+
+
+@pytest.mark.inprocess
+def test_recorded_in_process_the_proxy_replays_it(
+    tmp_path: Path, servers: tuple[OpenAIServer, GeminiServer]
+) -> None:
+    openai_server, gemini_server = servers
+    fixtures = tmp_path / "fixtures"
+    user = {
+        "OPENAI_API_KEY": OPENAI_KEY,
+        "OPENAI_BASE_URL": openai_server.base_url,
+        "GEMINI_API_KEY": GEMINI_KEY,
+        "GOOGLE_GEMINI_BASE_URL": gemini_server.url,
+    }
+    with _environ(**user), vcr_session(mode="auto", fixtures_dir=fixtures):
+        chat, gemini = openai.OpenAI(max_retries=0), genai.Client()
+        vectors = chat.embeddings.create(model=EMBEDDING_MODEL, input="and back").data
+        text = gemini.models.generate_content(model=GEMINI_MODEL, contents="and back").text
+        models = [model.id for model in chat.models.list()]
+    sent = len(openai_server.log) + len(gemini_server.log)
     with _environ(CI="true"), _proxy(fixtures, "replay", servers) as proxy:
         chat, gemini = _clients(proxy, REPLAY_API_KEY, REPLAY_API_KEY)
-        assert _calls(chat, gemini) == recorded
-        again = chat.embeddings.create(model="text-embedding-3-small", input="and back")
-    assert again.data[0].embedding == asked.data[0].embedding
-    assert len(openai_server.log) + len(gemini_server.log) == sent + 1  # the embedding only
+        again = chat.embeddings.create(model=EMBEDDING_MODEL, input="and back").data
+        assert gemini.models.generate_content(model=GEMINI_MODEL, contents="and back").text == text
+        assert [model.id for model in chat.models.list()] == models
+    assert again[0].embedding == vectors[0].embedding
+    assert len(openai_server.log) + len(gemini_server.log) == sent
 
 
 @pytest.mark.inprocess
@@ -187,64 +243,38 @@ def test_a_miss_is_refused_in_the_providers_shape_naming_the_file(
 
 
 @pytest.mark.child
-def test_run_points_each_sdk_at_its_prefix_records_and_replays_offline(
-    tmp_path: Path, servers: tuple[OpenAIServer, GeminiServer]
-) -> None:
-    openai_server, gemini_server = servers
-    fixtures = tmp_path / "fixtures"
+def test_run_points_each_sdk_at_its_prefix_and_replays_offline(recorded: Recorded) -> None:
+    """``vcr_kit run`` in CI: no key, no base URL, no network at all; each SDK pointed at
+    the proxy's prefix with the stand-in key; a miss in each provider's own shape."""
+    fixtures = recorded.fixtures
     command = [sys.executable, "-m", "vcr_kit", "run", "--fixtures", str(fixtures), "--",
                sys.executable, str(CHILD)]  # fmt: skip
-    base = {k: v for k, v in environ_without_vcr().items() if k not in PROVIDER_VARS}
-    base.update(PYTHONPATH=str(ROOT), VCR_REPORT="0")
-    recording = dict(
-        base,
-        OPENAI_API_KEY=OPENAI_KEY,
-        OPENAI_BASE_URL=openai_server.base_url,
-        GEMINI_API_KEY=GEMINI_KEY,
-        GOOGLE_GEMINI_BASE_URL=gemini_server.url,
-    )
-    done = run_captured(command, cwd=ROOT, env=recording, timeout=120)
-    assert done.returncode == 0, done.stderr
-    recorded = json.loads(done.stdout)
-    proxy_url = recorded["env"]["OPENAI_BASE_URL"].removesuffix("/openai/v1")
-    assert re.fullmatch(r"http://127\.0\.0\.1:\d+", proxy_url)
-    assert recorded.pop("env") == {
-        "OPENAI_BASE_URL": f"{proxy_url}/openai/v1",
-        "GOOGLE_GEMINI_BASE_URL": f"{proxy_url}/gemini",
-        "OPENAI_API_KEY": OPENAI_KEY,  # the child's own key, forwarded, never stored
-        "GEMINI_API_KEY": GEMINI_KEY,
-    }
-    assert re.fullmatch(r"call_vcr[0-9a-f]{21}", recorded["tool"]["id"])  # the fixture's
-    assert "sunny, 21 C" in recorded["tool"]["answer"]
-    assert recorded["responses stream"] == "response.completed"
-    files = {path.name: path.read_bytes() for path in fixtures.glob("*.json")}
-    assert len(files) == 9
-    every = b"".join(files.values())
-    for secret in (OPENAI_KEY, GEMINI_KEY, "Bearer"):
-        assert secret.encode() not in every
-    sent = len(openai_server.log) + len(gemini_server.log)
-
-    # CI: no key, no base URL, no network at all; the misses in each provider's shape.
-    replaying = dict(base, CI="true", ASK_MISSING="1")
-    done = run_captured([*offline(), *command], cwd=ROOT, env=replaying, timeout=120)
+    env = {k: v for k, v in environ_without_vcr().items() if k not in PROVIDER_VARS}
+    env.update(PYTHONPATH=str(ROOT), VCR_REPORT="0", CI="true", ASK_MISSING="1")
+    done = run_captured([*offline(), *command], cwd=ROOT, env=env, timeout=180)
     assert done.returncode == 0, done.stderr
     replayed = json.loads(done.stdout)
-    env = replayed.pop("env")
-    assert [env["OPENAI_API_KEY"], env["GEMINI_API_KEY"]] == [REPLAY_API_KEY] * 2
+    proxy_url = replayed["env"]["OPENAI_BASE_URL"].removesuffix("/openai/v1")
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+", proxy_url)
+    assert replayed.pop("env") == {
+        "OPENAI_BASE_URL": f"{proxy_url}/openai/v1",
+        "GOOGLE_GEMINI_BASE_URL": f"{proxy_url}/gemini",
+        "OPENAI_API_KEY": REPLAY_API_KEY,
+        "GEMINI_API_KEY": REPLAY_API_KEY,
+    }
     openai_miss, gemini_miss = replayed.pop("openai miss"), replayed.pop("gemini miss")
-    assert replayed == recorded
-    assert len(openai_server.log) + len(gemini_server.log) == sent
-    assert {path.name: path.read_bytes() for path in fixtures.glob("*.json")} == files
+    assert replayed == {k: v for k, v in recorded.seen.items() if k != "env"}
+    assert {path.name: path.read_bytes() for path in fixtures.glob("*.json")} == recorded.files
     (openai_file,) = re.findall(r"openai-post-v1-embeddings-[0-9a-f]{12}\.json", openai_miss[2])
     assert openai_miss == [
         "BadRequestError",
         400,
         "Error code: 400 - " + MISSING.format(fixtures / openai_file),
     ]
+    (nearest,) = fixtures.glob("gemini-post-v1-models-gemini-2-5-flash-generatecontent-*")
     gemini_file = re.findall(r"gemini-post-v1-models-\S+\.json", gemini_miss[3])[0]
-    assert gemini_miss == [
-        "ClientError",
-        400,
-        "INVALID_ARGUMENT",
+    assert gemini_miss[:3] == ["ClientError", 400, "INVALID_ARGUMENT"]
+    assert gemini_miss[3].splitlines()[:2] == [
         MISSING.format(fixtures / gemini_file),
+        f"Nearest recorded fixture: {nearest}.",
     ]
