@@ -116,8 +116,6 @@ def serve_main(argv: Sequence[str] | None = None) -> int:
 
     def announce() -> None:
         print(f"vcr_kit proxy on {proxy.url}", flush=True)
-        for variable, url in proxy.provider_base_urls.items():
-            print(f"vcr_kit: {_title_of(variable)} clients: {variable}={url}", flush=True)
         faults_line = lifetime_line(proxy.fault_plan)
         if faults_line:
             print(faults_line, flush=True)
@@ -127,6 +125,8 @@ def serve_main(argv: Sequence[str] | None = None) -> int:
                 f"ANTHROPIC_API_KEY={REPLAY_API_KEY}",
                 flush=True,
             )
+        for variable, url in proxy.provider_base_urls.items():
+            print(_provider_line(proxy, variable, url), flush=True)
 
     try:
         serve_until_stopped(announce)
@@ -136,9 +136,14 @@ def serve_main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _title_of(variable: str) -> str:
-    """The provider whose base-URL variable ``variable`` is, as the user reads it."""
-    return next(p.title for p in PROVIDERS.values() if variable in p.base_url_variables)
+def _provider_line(proxy: Proxy, variable: str, url: str) -> str:
+    """What ``serve`` says about one provider: the base URL its clients are given, and,
+    replaying, the stand-in key its SDK needs to build a client that has none."""
+    provider = next(p for p in PROVIDERS.values() if variable in p.base_url_variables)
+    line = f"vcr_kit: {provider.title} clients: {variable}={url}"
+    if proxy.settings.mode is Mode.REPLAY:
+        line += f" (without a key: {provider.key_variables[0][0]}={REPLAY_API_KEY})"
+    return line
 
 
 #: Claude Code's switch for connecting MCP servers in the background ("0": wait for them).
