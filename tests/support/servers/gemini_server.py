@@ -217,19 +217,29 @@ def _function_declarations(body: JSONObject) -> list[JSONObject]:
         declaration
         for tool in tools
         if isinstance(tool, dict)
-        for declaration in tool.get("functionDeclarations") or []
+        for declaration in _field(tool, "functionDeclarations") or []
         if isinstance(declaration, dict)
     ]
 
 
+def _field(message: JSONObject, name: str, default: Any = None) -> Any:
+    """A field by its JSON name or its proto name: Google's proto JSON parsing takes
+    both, and google-genai 3.6 sends some nested configs in snake case
+    (``thinkingConfig: {"include_thoughts": ...}``)."""
+    snake = re.sub(r"([A-Z])", lambda m: "_" + m.group(1).lower(), name)
+    return message.get(name, message.get(snake, default))
+
+
 def _thinking(body: JSONObject) -> tuple[bool, bool]:
     """(whether the model thinks, whether it shows the thoughts), from thinkingConfig."""
-    config = body.get("generationConfig")
-    thinking = config.get("thinkingConfig") if isinstance(config, dict) else None
+    config = _field(body, "generationConfig")
+    thinking = _field(config, "thinkingConfig") if isinstance(config, dict) else None
     if not isinstance(thinking, dict):
         return False, False
-    thinks = thinking.get("thinkingBudget", -1) != 0 or "thinkingLevel" in thinking
-    return thinks, bool(thinks and thinking.get("includeThoughts"))
+    thinks = (
+        _field(thinking, "thinkingBudget", -1) != 0 or _field(thinking, "thinkingLevel") is not None
+    )
+    return thinks, bool(thinks and _field(thinking, "includeThoughts"))
 
 
 # --------------------------------------------------------------------------- #
@@ -388,7 +398,7 @@ def _embedding(text: str, dimensions: int) -> JSONObject:
 
 
 def _dimensions(request: JSONObject) -> int:
-    wanted = request.get("outputDimensionality")
+    wanted = _field(request, "outputDimensionality")
     return wanted if isinstance(wanted, int) and wanted > 0 else EMBEDDING_DIMENSIONS
 
 
