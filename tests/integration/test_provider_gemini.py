@@ -1,0 +1,402 @@
+"""Google Gemini recorded and replayed like Claude (issue 31), over the loopback Gemini
+server (``tests/support/servers/gemini_server.py``) and the real ``google-genai`` SDK.
+
+Every case of ``tests/support/children/gemini_scenarios.py`` (plain, a function-calling
+round trip, a stream, embeddings; sync and async clients the code builds itself) records
+with a key and ``GOOGLE_GEMINI_BASE_URL``, replays with neither (the default host,
+``generativelanguage.googleapis.com``, which the connection guard keeps unreached) and
+re-records byte for byte. One child test replays them in a process with no network
+(``unshare -n``) and no key, through ``VCRTestCase``, ``@pytest.mark.vcr`` and a
+``vcr_kit.fixture`` block.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import secrets
+import string
+import sys
+import unittest
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from google import genai
+from google.genai import errors, types
+
+import vcr_kit
+from tests.support.children import gemini_scenarios as scenarios
+from tests.support.children.gemini_scenarios import MODEL, PROMPT
+from tests.support.helpers.env import (
+    environ_without_vcr,
+    offline,
+    patch_env,
+    run_captured,
+    temp_dir,
+)
+from tests.support.helpers.paths import ROOT
+from tests.support.servers.gemini_server import GeminiServer
+from vcr_kit._ledger.cost import price_for, reset_session_cost
+from vcr_kit._ledger.prices import Price
+
+#: google-genai subclasses aiohttp's ClientSession for its async client, which aiohttp
+#: warns against: the SDK's affair.
+AIOHTTP_SUBCLASS_WARNING = "ignore:Inheritance class AiohttpClientSession:DeprecationWarning"
+pytestmark = pytest.mark.filterwarnings(AIOHTTP_SUBCLASS_WARNING)
+
+#: The variables that steer google-genai: each test sets its own.
+GEMINI_VARS = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL", "VCR_HOSTS")
+#: Five calls a run: plain, the call and the final answer, a stream, an embedding.
+CALLS = 5
+#: Google's published price (USD per million tokens) when no row is in the table yet.
+FLASH = Price(0.30, None, None, 0.03, 2.50, source="test", checked="2026-12-03")
+
+
+def google_key() -> str:
+    """A fresh ``AIza...`` key: the shape the secrets gate knows, a value it must never store."""
+    alphabet = string.ascii_letters + string.digits
+    return "AIza" + "".join(secrets.choice(alphabet) for _ in range(35))
+
+
+def run_case(case: type[unittest.TestCase]) -> unittest.TestResult:
+    suite = unittest.defaultTestLoader.loadTestsFromTestCase(case)
+    return unittest.TextTestRunner(stream=io.StringIO(), verbosity=0).run(suite)
+
+
+def problems(result: unittest.TestResult) -> str:
+    return "\n".join(text for _, text in [*result.errors, *result.failures])
+
+
+def fixture_bytes(folder: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in sorted(folder.glob("*.json"))}
+
+
+def documents(folder: Path) -> dict[str, Any]:
+    return {name: json.loads(data) for name, data in fixture_bytes(folder).items()}
+
+
+class GeminiCase(unittest.TestCase):
+    """A clean environment (no Gemini variable), a fixtures folder, a fresh key and
+    the module's server with an empty log."""
+
+    server: GeminiServer
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.server = GeminiServer().start()
+        cls.addClassCleanup(cls.server.stop)
+
+    def setUp(self) -> None:
+        patch_env(self, VCR_REPORT="0")  # the whole environment is restored on clean-up
+        for name in GEMINI_VARS:
+            os.environ.pop(name, None)
+        self.fixtures = temp_dir(self) / "fixtures"
+        self.key = google_key()
+        self.server.reset_log()
+        self.server.refused_keys.clear()
+        reset_session_cost()
+        self.addCleanup(reset_session_cost)
+        if price_for(MODEL) is None:
+            vcr_kit.set_price(MODEL, FLASH)
+
+    def recording_env(self, **more: str) -> None:
+        os.environ.update(
+            {
+                "GEMINI_API_KEY": self.key,
+                "GOOGLE_GEMINI_BASE_URL": self.server.url,
+                "VCR_MODE": "auto",
+                **more,
+            }
+        )
+
+    def replay_env(self) -> None:
+        """CI, no key, no base URL: the SDK's default host, which nothing may reach."""
+        for name in (*GEMINI_VARS, "VCR_MODE"):
+            os.environ.pop(name, None)
+        os.environ["CI"] = "true"
+
+    def in_test(self, body: Callable[[vcr_kit.VCRTestCase], Any]) -> Any:
+        """``body(test)`` run as a ``VCRTestCase`` test on this test's fixtures folder."""
+        fixtures, seen = self.fixtures, dict[str, Any]()
+
+        class Case(vcr_kit.VCRTestCase):
+            vcr_fixtures_dir = fixtures
+
+            def test_it(self) -> None:
+                seen["value"] = body(self)
+
+        result = run_case(Case)
+        self.assertTrue(result.wasSuccessful(), problems(result))
+        return seen["value"]
+
+    def assert_no_key_stored(self) -> None:
+        for name, data in fixture_bytes(self.fixtures).items():
+            text = data.decode()
+            self.assertNotIn(self.key, text, name)
+            self.assertNotIn("x-goog-api-key", text.lower(), name)
+            self.assertNotIn("key=", text, name)
+
+
+@pytest.mark.inprocess
+class RecordReplayTest(GeminiCase):
+    def test_every_case_records_replays_on_the_default_host_and_re_records_byte_for_byte(
+        self,
+    ) -> None:
+        def recording(test: vcr_kit.VCRTestCase) -> Any:
+            observed = scenarios.observe()
+            test.assertRecorded(2 * CALLS)
+            return observed
+
+        self.recording_env()
+        recorded = self.in_test(recording)
+
+        self.assertEqual(len(self.server.log), 2 * CALLS)
+        stored = documents(self.fixtures)
+        self.assertEqual(len(stored), 2 * CALLS)
+        for name, document in stored.items():
+            self.assertTrue(name.startswith("gemini-post-v1-models-"), name)
+            self.assertEqual(document["request"]["provider"], "gemini", name)
+        self.assert_no_key_stored()
+        streams = [d for d in stored.values() if "streamGenerateContent" in d["request"]["path"]]
+        self.assertEqual([d["request"].get("query") for d in streams], [{"alt": "sse"}] * 2)
+        first = fixture_bytes(self.fixtures)
+
+        def replaying(test: vcr_kit.VCRTestCase) -> Any:
+            observed = scenarios.observe()
+            test.assertReplayed(2 * CALLS)
+            test.assertNoLiveCalls()
+            return observed
+
+        self.server.reset_log()
+        self.replay_env()
+        replayed = self.in_test(replaying)
+
+        self.assertEqual(self.server.log, [])
+        self.assertEqual(scenarios.without_ids(replayed), scenarios.without_ids(recorded))
+        # The API gives a new responseId for every answer; so does a replay.
+        self.assertNotEqual(replayed["sync"]["plain"]["id"], recorded["sync"]["plain"]["id"])
+        self.assertRegex(replayed["sync"]["plain"]["id"], r"\S")
+        cost = vcr_kit.session_cost().by_model[MODEL]
+        self.assertGreater(cost.usd, 0)
+        self.assertEqual(cost.calls, 2 * (CALLS - 1))  # embeddings report no usage
+
+        os.environ.pop("CI")
+        self.recording_env(VCR_MODE="record")
+        self.in_test(lambda test: scenarios.observe())
+        self.assertEqual(len(self.server.log), 2 * CALLS)
+        self.assertEqual(fixture_bytes(self.fixtures), first)
+
+
+@pytest.mark.inprocess
+class MissesAndKeysTest(GeminiCase):
+    def test_a_miss_in_replay_names_the_file_and_reaches_nothing(self) -> None:
+        self.replay_env()
+
+        def missing(test: vcr_kit.VCRTestCase) -> str:
+            with test.assertRaises(vcr_kit.FixtureMissingError) as raised:
+                genai.Client().models.generate_content(model=MODEL, contents="never recorded")
+            return str(raised.exception)
+
+        message = self.in_test(missing)
+        self.assertIn(str(self.fixtures / "gemini-post-v1-models-"), message)
+        self.assertIn(".json", message)
+        self.assertEqual(self.server.log, [])
+
+    def test_the_stand_in_key_never_records(self) -> None:
+        os.environ.update({"GOOGLE_GEMINI_BASE_URL": self.server.url, "VCR_MODE": "auto"})
+
+        def without_key(test: vcr_kit.VCRTestCase) -> str:
+            with test.assertRaises(vcr_kit.FixtureMissingError) as raised:
+                genai.Client().models.generate_content(model=MODEL, contents=PROMPT)
+            return str(raised.exception)
+
+        message = self.in_test(without_key)
+        self.assertIn("gemini-post-v1-models-", message)
+        self.assertEqual(self.server.log, [])
+        self.assertEqual(fixture_bytes(self.fixtures), {})
+
+    def test_the_key_query_is_neither_stored_nor_keyed_but_alt_is(self) -> None:
+        body = {"contents": [{"role": "user", "parts": [{"text": "by query"}]}]}
+        url = f"{self.server.url}/v1beta/models/{MODEL}"
+        os.environ.update(
+            {"VCR_MODE": "auto", "VCR_HOSTS": self.server.url.removeprefix("http://")}
+        )
+
+        def by_query(test: vcr_kit.VCRTestCase) -> list[int]:
+            with httpx2.Client() as client:
+                first = client.post(f"{url}:generateContent?key={self.key}", json=body)
+                other = client.post(f"{url}:generateContent?key={google_key()}", json=body)
+                sse = client.post(f"{url}:streamGenerateContent?alt=sse&key={self.key}", json=body)
+                array = client.post(f"{url}:streamGenerateContent?key={self.key}", json=body)
+            test.assertRecorded(3)
+            test.assertReplayed(1)
+            return [first.status_code, other.status_code, sse.status_code, array.status_code]
+
+        self.assertEqual(self.in_test(by_query), [200] * 4)
+        self.assertEqual(len(self.server.log), 3)
+        queries = sorted(str(d["request"].get("query")) for d in documents(self.fixtures).values())
+        self.assertEqual(queries, ["None", "None", "{'alt': 'sse'}"])
+        self.assert_no_key_stored()
+
+    def test_answers_never_stored(self) -> None:
+        self.server.refused_keys.add(self.key)
+        self.recording_env()
+
+        def refused(test: vcr_kit.VCRTestCase) -> Any:
+            client = genai.Client()
+            with test.assertRaises(errors.ClientError) as raised:
+                client.models.generate_content(model=MODEL, contents="bad key")
+            return raised.exception.details
+
+        details = self.in_test(refused)
+        self.assertEqual(details["error"]["details"][0]["reason"], "API_KEY_INVALID")
+        self.server.refused_keys.clear()
+
+        def unearned(test: vcr_kit.VCRTestCase) -> list[str]:
+            client, seen = genai.Client(), []
+            for marker in ("[[error:429]]", "[[error:503]]", "[[error:500]]"):
+                with test.assertRaises(errors.APIError):
+                    client.models.generate_content(model=MODEL, contents=marker)
+            for marker in ("[[stream-cut]] a long enough text", "[[stream-error]]"):
+                try:
+                    seen += [
+                        c.text or ""
+                        for c in client.models.generate_content_stream(model=MODEL, contents=marker)
+                    ]
+                except errors.APIError:
+                    seen.append("error")
+            return seen
+
+        self.assertIn("error", self.in_test(unearned))
+        self.assertEqual(len(self.server.log), 6)
+        self.assertEqual(fixture_bytes(self.fixtures), {})
+
+
+@pytest.mark.inprocess
+class HttpOptionsTest(GeminiCase):
+    def test_http_options_base_url_with_vcr_hosts(self) -> None:
+        host = self.server.url.removeprefix("http://")
+        options = types.HttpOptions(base_url=self.server.url)
+        os.environ.update({"VCR_MODE": "auto", "VCR_HOSTS": host})
+
+        def ask(test: vcr_kit.VCRTestCase) -> str | None:
+            client = genai.Client(api_key=self.key, http_options=options)
+            return client.models.generate_content(model=MODEL, contents="through http_options").text
+
+        self.assertEqual(self.in_test(ask), "Echo: through http_options")
+        self.assertEqual(len(self.server.log), 1)
+
+        self.replay_env()
+        os.environ["VCR_HOSTS"] = host
+
+        def again(test: vcr_kit.VCRTestCase) -> str | None:
+            client = genai.Client(http_options=options)  # no key: the stand-in
+            answer = client.models.generate_content(
+                model=MODEL, contents="through http_options"
+            ).text
+            test.assertNoLiveCalls()
+            return answer
+
+        self.assertEqual(self.in_test(again), "Echo: through http_options")
+        self.assertEqual(len(self.server.log), 1)
+
+
+#: The child's test file: VCRTestCase (sync), the pytest marker (async) and a fixture
+#: block, each replaying what the parent recorded, offline and with no key.
+CHILD_TESTS = """
+import json, os, unittest
+import pytest
+import vcr_kit
+from tests.support.children import gemini_scenarios as scenarios
+from vcr_kit._ledger.journal import Event
+
+pytestmark = pytest.mark.filterwarnings({warning!r})
+OUT = os.environ["GEMINI_OBSERVED"]
+
+
+def keep(name, value):
+    seen = json.load(open(OUT)) if os.path.exists(OUT) else {{}}
+    seen[name] = value
+    json.dump(seen, open(OUT, "w"))
+
+
+class Sync(vcr_kit.VCRTestCase):
+    def test_sync(self):
+        keep("sync", scenarios.run_sync())
+        self.assertReplayed({calls})
+        self.assertNoLiveCalls()
+
+
+@pytest.mark.vcr(mode="replay")
+def test_async(vcr):
+    keep("async", scenarios.run_async())
+    assert len(vcr.paths(Event.REPLAYED)) == {calls}
+
+
+@pytest.mark.vcr(mode="replay")
+def test_fixture_block():
+    with vcr_kit.fixture({{"prompt": scenarios.PROMPT}}, "summary") as block:
+        keep("block", block.play(lambda: pytest.fail("a replayed block does not call")))
+"""
+
+
+@pytest.mark.child
+class OfflineChildTest(GeminiCase):
+    def test_the_recorded_cases_replay_offline_with_no_key(self) -> None:
+        def recording(test: vcr_kit.VCRTestCase) -> Any:
+            observed = scenarios.observe()
+            with vcr_kit.fixture({"prompt": PROMPT}, "summary") as block:
+                observed["block"] = block.play(
+                    lambda: (
+                        genai.Client().models.generate_content(model=MODEL, contents=PROMPT).text
+                    )
+                )
+            return observed
+
+        self.recording_env()
+        recorded = self.in_test(recording)
+        self.assertEqual(recorded["block"], f"Echo: {PROMPT}")
+        tests = self.fixtures.parent / "test_gemini_offline.py"
+        tests.write_text(CHILD_TESTS.format(warning=AIOHTTP_SUBCLASS_WARNING, calls=CALLS))
+        out = self.fixtures.parent / "observed.json"
+        env = {
+            **{k: v for k, v in environ_without_vcr().items() if k not in GEMINI_VARS},
+            "PYTHONPATH": str(ROOT),
+            "CI": "true",
+            "VCR_FIXTURES_DIR": str(self.fixtures),
+            "VCR_REPORT": "1",
+            "GEMINI_OBSERVED": str(out),
+        }
+        command = [
+            *offline(),
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-W",
+            "error",
+            str(tests),
+        ]
+        done = run_captured(command, cwd=self.fixtures.parent, env=env, timeout=120)
+
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        self.assertIn("3 passed", done.stdout)
+        self.assertRegex(
+            done.stderr,
+            rf"vcr_kit: {2 * CALLS + 1} replayed, 0 recorded, 0 missing; "
+            r"\$0\.\d+ of API calls replayed",
+        )
+        seen = json.loads(out.read_text())
+        self.assertEqual(
+            scenarios.without_ids(seen["sync"]), scenarios.without_ids(recorded["sync"])
+        )
+        self.assertEqual(
+            scenarios.without_ids(seen["async"]), scenarios.without_ids(recorded["async"])
+        )
+        self.assertEqual(seen["block"], recorded["block"])
