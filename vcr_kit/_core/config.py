@@ -27,6 +27,7 @@ from ..dehydrate import disable_rules_from_environment
 from ..errors import ConfigError
 from .faults import Spec, parse_spec
 from .platforms import BASE_URL_VARIABLES
+from .providers import PROVIDERS
 
 __all__ = [
     "CONFIG",
@@ -132,6 +133,7 @@ class ConfigState:
 
 
 CONFIG: Final = ConfigState()
+
 
 def truthy(value: str | None) -> bool:
     """``CI=true``, ``CI=1`` and ``CI=yes`` are on; unset, empty, ``0`` and ``false`` are off."""
@@ -422,6 +424,18 @@ def cloud_base_urls() -> tuple[tuple[str, str], ...]:
     (``ANTHROPIC_BEDROCK_BASE_URL``, ``ANTHROPIC_VERTEX_BASE_URL``, ...)."""
     env = os.environ
     return tuple((name, env[name]) for name in BASE_URL_VARIABLES if env.get(name))
+
+
+#: Every provider's base-URL variables (``OPENAI_BASE_URL``, ``GOOGLE_GEMINI_BASE_URL``).
+_PROVIDER_BASE_URL_VARIABLES: Final = tuple(
+    name for provider in PROVIDERS.values() for name in provider.base_url_variables
+)
+
+
+def provider_base_urls() -> tuple[tuple[str, str], ...]:
+    """(variable, URL) of each provider's base-URL variable that is set."""
+    env = os.environ
+    return tuple((name, env[name]) for name in _PROVIDER_BASE_URL_VARIABLES if env.get(name))
 
 
 #: The variable that tells Claude Code to use each cloud platform, by platform.

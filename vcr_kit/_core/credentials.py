@@ -15,6 +15,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Final
 
+from .providers import PROVIDERS
+
 __all__ = [
     "CHILD_CREDENTIAL_VARS",
     "CREDENTIAL_HEADERS",
@@ -34,6 +36,7 @@ __all__ = [
     "live_credential_headers",
     "live_secrets",
     "platform_stand_ins",
+    "provider_stand_ins",
     "remember_credential",
     "stand_in_key_while",
     "uses_stand_in_key",
@@ -67,15 +70,26 @@ SECRET_ENV_VARS: Final = (
     "CLAUDE_CODE_OAUTH_TOKEN",
     *PLATFORM_SECRET_VARS,
     "AWS_ACCESS_KEY_ID",
+    *(name for provider in PROVIDERS.values() for name in provider.secret_variables),
 )
 #: Request headers that carry a credential: never stored, and their values never written
 #: (SigV4's signature is in ``authorization``; its session token in its own header).
-CREDENTIAL_HEADERS: Final = (
-    "x-api-key",
-    "authorization",
-    "api-key",
-    "cookie",
-    "x-amz-security-token",
+CREDENTIAL_HEADERS: Final = tuple(
+    dict.fromkeys(
+        (
+            "x-api-key",
+            "authorization",
+            "api-key",
+            "cookie",
+            "x-amz-security-token",
+            *(h for provider in PROVIDERS.values() for h in provider.credential_headers),
+        )
+    )
+)
+#: Each provider's key variables, by client: a group none of whose variables is set
+#: gets the stand-in in its first (``provider_stand_ins``).
+_PROVIDER_KEY_GROUPS: Final = tuple(
+    group for provider in PROVIDERS.values() for group in provider.key_variables
 )
 #: The scheme before a credential in an ``authorization`` header, in any case
 #: (``Bearer``, ``bearer``, ``BEARER``): the value that must never be written is after it.
@@ -126,13 +140,38 @@ def platform_stand_ins() -> Iterator[None]:
                 del os.environ[name]
 
 
+@contextmanager
+def provider_stand_ins() -> Iterator[None]:
+    """While the block runs, each provider's client that has no key (none of
+    ``OPENAI_API_KEY``; none of ``GEMINI_API_KEY`` and ``GOOGLE_API_KEY``) gets the
+    stand-in, so that ``openai.OpenAI()`` and ``genai.Client()`` can be built and
+    replayed. A group with a key set is left alone: google-genai prefers
+    ``GOOGLE_API_KEY``, and a stand-in there would hide the user's ``GEMINI_API_KEY``."""
+    missing = _missing_provider_keys(os.environ)
+    for name in missing:
+        os.environ[name] = REPLAY_API_KEY
+    try:
+        yield
+    finally:
+        for name in missing:
+            if os.environ.get(name) == REPLAY_API_KEY:
+                del os.environ[name]
+
+
+def _missing_provider_keys(environ: Mapping[str, str]) -> list[str]:
+    return [group[0] for group in _PROVIDER_KEY_GROUPS if not any(environ.get(n) for n in group)]
+
+
 def with_stand_in_key(environ: Mapping[str, str]) -> dict[str, str]:
     """``environ`` for a child process that replays: unchanged when it holds a key or
     token of its own, else with the stand-in key, so that a client which refuses to
-    start without credentials (Claude Code: "Not logged in") sends its requests."""
-    if has_child_credentials(environ):
-        return dict(environ)
-    return {**environ, CREDENTIAL_VARS[0]: REPLAY_API_KEY}
+    start without credentials (Claude Code: "Not logged in") sends its requests; each
+    provider's client with no key of its own gets the stand-in too."""
+    found = dict(environ)
+    found.update((name, REPLAY_API_KEY) for name in _missing_provider_keys(environ))
+    if not has_child_credentials(environ):
+        found[CREDENTIAL_VARS[0]] = REPLAY_API_KEY
+    return found
 
 
 def has_child_credentials(environ: Mapping[str, str] | None = None) -> bool:

@@ -132,24 +132,32 @@ def token_count_name(messages: Any, tools: Any) -> str:
 def http_name(
     method: str, path: str, key: Any, *, finite: bool = False, floats: bool = True
 ) -> str:
-    """``<method>-<path slug>-<12 hex>.json`` for a request seen by the transparent client."""
-    return http_name_of(method, path, canonical_json(key, finite=finite, floats=floats))
+    """``<method>-<path slug>-<12 hex>.json`` for a request seen by the transparent client
+    (``<provider>-<method>-...`` for another provider's: the key names it)."""
+    provider = key.get("provider") if isinstance(key, dict) else None
+    canonical = canonical_json(key, finite=finite, floats=floats)
+    return http_name_and_digest(method, path, canonical, provider)[0]
 
 
-def http_name_of(method: str, path: str, canonical: bytes) -> str:
+def http_name_of(method: str, path: str, canonical: bytes, provider: str | None = None) -> str:
     """``http_name`` of a key whose canonical JSON is ``canonical``."""
-    return http_name_and_digest(method, path, canonical)[0]
+    return http_name_and_digest(method, path, canonical, provider)[0]
 
 
-def http_name_and_digest(method: str, path: str, canonical: bytes) -> tuple[str, str]:
+def http_name_and_digest(
+    method: str, path: str, canonical: bytes, provider: str | None = None
+) -> tuple[str, str]:
     """``http_name_of``, and the whole SHA1 of ``canonical`` (the name holds 12 of its 40
     hex digits): what stands for those bytes where two keys are compared."""
     digest = sha1_hex(canonical)
-    return f"{_http_slug(method, path)}-{digest[:_FIXTURE_HASH_LENGTH]}{_JSON_SUFFIX}", digest
+    slug = _http_slug(method, path, provider if isinstance(provider, str) else None)
+    return f"{slug}-{digest[:_FIXTURE_HASH_LENGTH]}{_JSON_SUFFIX}", digest
 
 
 @lru_cache(maxsize=256)
-def _http_slug(method: str, path: str) -> str:
+def _http_slug(method: str, path: str, provider: str | None = None) -> str:
     # Validated once per endpoint: the digest appended to it is hex, so the name stays valid.
-    slug = re.sub(r"[^a-z0-9]+", "-", f"{method}-{path}".lower()).strip("-")[:80]
+    # Another provider's name comes first: paths such as /v1/models exist at several.
+    words = f"{method}-{path}" if provider is None else f"{provider}-{method}-{path}"
+    slug = re.sub(r"[^a-z0-9]+", "-", words.lower()).strip("-")[:80]
     return validate_name(slug).removesuffix(_JSON_SUFFIX)

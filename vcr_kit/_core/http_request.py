@@ -19,9 +19,11 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple
 from ..dehydrate import dehydrate_json, json_text_may_change
 from .canonical_json import available as fast_json_available
 from .canonical_json import quick_canonical, quick_loads
+from .config import provider_base_urls
 from .fixture_names import canonical_json, http_name, http_name_and_digest
 from .httplib import library_of
 from .ids import holds_quoted_ids, live_ids_in, quoted_tokens
+from .providers import PROVIDERS, provider_of
 
 if TYPE_CHECKING:  # at run time a request may be httpx2's or httpx's (anthropic 0.x): same API
     import httpx2
@@ -37,8 +39,12 @@ __all__ = [
     "with_live_ids",
 ]
 
-#: Request headers that change what the API answers (and so belong in the key).
-_KEYED_HEADERS: Final = ("anthropic-beta",)
+#: Request headers that change what the API answers (and so belong in the key): Anthropic's
+#: and every provider's (``openai-beta``); a provider's are never sent to another.
+_KEYED_HEADERS: Final = (
+    "anthropic-beta",
+    *(header for provider in PROVIDERS.values() for header in provider.keyed_headers),
+)
 _KEYED_RAW: Final = {header.encode("ascii"): header for header in _KEYED_HEADERS}
 _KEYED_LENGTHS: Final = frozenset(len(header) for header in _KEYED_HEADERS)
 
@@ -123,7 +129,7 @@ def quick_name(request: httpx2.Request) -> tuple[str, str] | None:
     if quick is None:
         return None
     stored, data = quick
-    return http_name_and_digest(stored["method"], stored["path"], data)
+    return http_name_and_digest(stored["method"], stored["path"], data, stored.get("provider"))
 
 
 def quick_parts(request: httpx2.Request) -> tuple[dict[str, Any], bytes] | None:
@@ -150,11 +156,19 @@ def _stored(request: httpx2.Request, body: Any) -> dict[str, Any]:
         # user and session ids (Claude Code sends a random session per run): noise to
         # the answer, so neither keyed nor stored.
         body = {k: v for k, v in body.items() if k != "metadata"}
-    path = quoted_tokens(request.url.path)  # GET /v1/messages/batches/<id>
+    url = request.url
+    path = quoted_tokens(url.path)  # GET /v1/messages/batches/<id>
     stored: dict[str, Any] = {"method": request.method, "path": path, "body": body}
-    if request.url.query:  # parsed only when there is one (a GET with a limit, say)
+    provider = provider_of(url.host, url.port, url.path, provider_base_urls())
+    if provider is not None:  # Anthropic's requests name none: their names never changed
+        stored["provider"] = provider.name
+    if url.query:  # parsed only when there is one (a GET with a limit, say)
         # Pairs as lists, as the file holds them: replay compares the two with ``==``.
-        stored["query"] = [list(pair) for pair in sorted(request.url.params.multi_items())]
+        # A credential in the query (Gemini's ``key=``) is neither stored nor keyed.
+        hidden = provider.credential_query if provider is not None else ()
+        pairs = sorted(pair for pair in url.params.multi_items() if pair[0] not in hidden)
+        if pairs:
+            stored["query"] = [list(pair) for pair in pairs]
     # Looked up by name only when the raw names hold it: a look-up of a header that
     # is not there (the common case) costs more than the rest of this function, as the
     # HTTP library first works out the encoding of every header of a new request.
@@ -173,7 +187,9 @@ def undehydrated_name(parts: RequestParts) -> tuple[str, str]:
     canonical bytes it was hashed from (``undehydrated_bytes``): what a fixture's stored
     request is compared with, standing for those bytes."""
     stored = parts.stored
-    return http_name_and_digest(stored["method"], stored["path"], undehydrated_bytes(parts))
+    return http_name_and_digest(
+        stored["method"], stored["path"], undehydrated_bytes(parts), stored.get("provider")
+    )
 
 
 def undehydrated_bytes(parts: RequestParts) -> bytes:

@@ -33,7 +33,11 @@ import os
 import re
 import threading
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any, Final, NamedTuple
+
+from .id_vocabulary import IdVocabulary
+from .providers import PROVIDERS
 
 __all__ = [
     "IDS",
@@ -41,6 +45,7 @@ __all__ = [
     "TOOL_PREFIXES",
     "IdMap",
     "IdPieces",
+    "IdVocabulary",
     "forget",
     "give_ids_bytes",
     "give_ids_pieces",
@@ -63,8 +68,26 @@ TOOL_PREFIXES: Final = ("toolu", "srvtoolu", "mcptoolu")
 _OTHERS = "|".join(ID_PREFIXES)
 _TOOLS = "|".join(TOOL_PREFIXES)
 _TOOL_ID = re.compile(rf"(?:{_TOOLS})_[A-Za-z0-9_-]+")
+#: The other providers' prefixes (each with its separator: ``chatcmpl-``, ``resp_``),
+#: tools and the rest: a stand-in of theirs is the prefix, ``vcr`` and 21 hex digits.
+_PROVIDER_TOOL_PREFIXES: Final = tuple(
+    sorted({p for provider in PROVIDERS.values() for p in provider.ids.tool_prefixes})
+)
+_PROVIDER_PREFIXES: Final = tuple(
+    sorted(
+        {
+            *_PROVIDER_TOOL_PREFIXES,
+            *(p for provider in PROVIDERS.values() for p in provider.ids.other_prefixes),
+            *(p for provider in PROVIDERS.values() for _, p in provider.ids.id_fields),
+        },
+        key=lambda prefix: (-len(prefix), prefix),  # the longest first: "msgbatch_" before "msg_"
+    )
+)
+_PROVIDERS = "|".join(re.escape(prefix) for prefix in _PROVIDER_PREFIXES)
 #: A tool id vcr_kit made (``stable_tool_ids``): the form a fixture stores.
-_TOOL_STAND_IN = re.compile(rf"(?:{_TOOLS})_vcr[0-9a-f]{{21}}")
+_TOOL_STAND_IN = re.compile(
+    rf"(?:(?:{_TOOLS})_|{'|'.join(map(re.escape, _PROVIDER_TOOL_PREFIXES))})vcr[0-9a-f]{{21}}"
+)
 # The API's ids are 20-odd characters after the prefix; a shorter "file_name" in an
 # answer's text is text, and is left alone.
 _OTHER_ID = re.compile(rf"(?:{_OTHERS})_[A-Za-z0-9]{{16,}}")
@@ -72,12 +95,13 @@ _OTHER_ID_IN_TEXT = re.compile(rf"(?<![A-Za-z0-9_])(?:{_OTHERS})_[A-Za-z0-9]{{16
 _OTHER_PREFIXES: Final = tuple(f"{prefix}_" for prefix in ID_PREFIXES)
 _URL_STARTS: Final = ("https://", "http://", "/v1/")
 #: The ids as stored in a fixture, inside the quotes of serialized JSON.
-_STORED_ID = re.compile(rf'"(msg_vcr_\d+|(?:{_OTHERS}|{_TOOLS})_vcr[0-9a-f]{{21}})"')
-_TOOL_PREFIXES: Final = tuple(f"{prefix}_" for prefix in TOOL_PREFIXES)
+_STORED_ID = re.compile(
+    rf'"(msg_vcr_\d+|(?:{_OTHERS}|{_TOOLS})_vcr[0-9a-f]{{21}}|(?:{_PROVIDERS})vcr[0-9a-f]{{21}})"'
+)
+_TOOL_PREFIXES: Final = (*(f"{prefix}_" for prefix in TOOL_PREFIXES), *_PROVIDER_TOOL_PREFIXES)
 #: An id a request may quote: a live one (recording) or one vcr_kit made up (replay).
-_QUOTED_ID = re.compile(rf"(?:msg|{_OTHERS}|{_TOOLS})_[\w-]+")
-_QUOTED_PREFIXES: Final = ("msg_", *_OTHER_PREFIXES, *_TOOL_PREFIXES)
-
+_QUOTED_ID = re.compile(rf"(?:(?:msg|{_OTHERS}|{_TOOLS})_|{_PROVIDERS})[\w-]+")
+_QUOTED_PREFIXES: Final = ("msg_", *_OTHER_PREFIXES, *_TOOL_PREFIXES, *_PROVIDER_PREFIXES)
 
 
 class IdMap:
@@ -97,7 +121,7 @@ class IdMap:
     #: this process: a replayed answer's ids exist on no server).
     live_of_given: dict[str, str]
     #: Whether ``token_of_given`` holds a live id. Until it does, every id in it whose
-    #: token differs from itself was made up by ``_fresh`` and so contains ``_vcr_``
+    #: token differs from itself was made up by ``_fresh`` and so contains ``vcr_``
     #: (tool ids are their own tokens): one substring scan then tells that a request
     #: quotes none of them.
     has_live_ids: bool
@@ -122,9 +146,9 @@ IDS: Final = IdMap()
 #: Searched with ``re`` rather than ``in``: on a long conversation the regular
 #: expression engine's scan for a literal is two to three times faster than ``str``'s
 #: (whose skip table matches most letters of English text).
-_FRESH_MARK: Final = re.compile("_vcr_")
+_FRESH_MARK: Final = re.compile("vcr_")
 #: Their twins for a body still in bytes (``holds_quoted_ids``).
-_FRESH_MARK_BYTES: Final = re.compile(b"_vcr_")
+_FRESH_MARK_BYTES: Final = re.compile(b"vcr_")
 _QUOTED_PREFIX_BYTES: Final = tuple(prefix.encode("ascii") for prefix in _QUOTED_PREFIXES)
 
 
@@ -134,8 +158,8 @@ def _token(stored_id: str, fixture_stem: str) -> str:
 
 
 def _fresh(stored_id: str) -> str:
-    prefix = stored_id.split("_", 1)[0]
-    return f"{prefix}_vcr_{os.urandom(12).hex()}"  # unique like uuid4, at a quarter of its cost
+    prefix = stored_id[: stored_id.index("vcr")]  # with its separator: "msg_", "chatcmpl-"
+    return f"{prefix}vcr_{os.urandom(12).hex()}"  # unique like uuid4, at a quarter of its cost
 
 
 def stable_tool_ids(seed: str) -> Callable[[str], str]:
@@ -189,7 +213,9 @@ def replace_tool_ids(value: Any, tool_id: Callable[[str], str]) -> Any:
     return value
 
 
-def stabilizer(seed: str, *, other_ids: bool = True) -> tuple[Callable[[Any], Any], dict[str, str]]:
+def stabilizer(
+    seed: str, *, other_ids: bool = True, vocabulary: IdVocabulary | None = None
+) -> tuple[Callable[[Any], Any], dict[str, str]]:
     """A function that gives a live answer its file ids, and the map it fills:
     stored id -> live id (what the caller gets while recording).
 
@@ -197,8 +223,11 @@ def stabilizer(seed: str, *, other_ids: bool = True) -> tuple[Callable[[Any], An
     as stored (the next request quotes them in its own history, and its key must not
     change); the live ones are remembered for what a recording sends upstream.
     ``other_ids=False`` leaves batch, file and container ids alone (cassettes, which
-    hand values back without an HTTP round trip).
+    hand values back without an HTTP round trip). ``vocabulary``: another provider's
+    ids (``providers``), instead of Anthropic's.
     """
+    if vocabulary is not None:
+        return _provider_stabilizer(seed, vocabulary)
     stored_to_live: dict[str, str] = {}
     live_to_stored: dict[str, str] = {}
     stable_tool_id = stable_tool_ids(seed)
@@ -260,13 +289,82 @@ def stabilizer(seed: str, *, other_ids: bool = True) -> tuple[Callable[[Any], An
     return walk, stored_to_live
 
 
+@lru_cache(maxsize=16)
+def _patterns(vocabulary: IdVocabulary) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None]:
+    """A vocabulary's tool ids and other ids, each matched whole (the prefix a group)."""
+
+    def pattern(prefixes: tuple[str, ...], least: int) -> re.Pattern[str] | None:
+        if not prefixes:
+            return None
+        alternatives = "|".join(map(re.escape, sorted(prefixes, key=lambda p: -len(p))))
+        return re.compile(rf"({alternatives})[A-Za-z0-9_-]{{{least},}}")
+
+    # The APIs' ids are long (OpenAI's "call_" and 24 letters): a shorter word with
+    # the prefix ("call_me") in an answer is text.
+    return pattern(vocabulary.tool_prefixes, 8), pattern(vocabulary.other_prefixes, 12)
+
+
+def _provider_stabilizer(
+    seed: str, vocabulary: IdVocabulary
+) -> tuple[Callable[[Any], Any], dict[str, str]]:
+    """``stabilizer`` for another provider's answers: its tool ids and answer ids by
+    their prefixes, its prefix-less ids by their fields, its volatile fields fixed."""
+    stored_to_live: dict[str, str] = {}
+    live_to_stored: dict[str, str] = {}
+    stable_tool_id = stable_tool_ids(seed)
+    tool_pattern, other_pattern = _patterns(vocabulary)
+    fixed = dict(vocabulary.fixed_fields)
+    id_fields = dict(vocabulary.id_fields)
+
+    def tool_id(live: str) -> str:
+        stored = stable_tool_id(live)
+        stored_to_live[stored] = live
+        return stored
+
+    def other_id(live: str, prefix: str) -> str:
+        if live not in live_to_stored:
+            with IDS.lock:  # an id an earlier answer gave out keeps its token
+                known = IDS.token_of_given.get(live)
+            if known is None or not known.startswith(prefix):
+                digest = hashlib.sha1(
+                    f"{seed}:{prefix}:{len(live_to_stored)}".encode(), usedforsecurity=False
+                )
+                known = f"{prefix}vcr{digest.hexdigest()[:21]}"
+            live_to_stored[live] = known
+            stored_to_live[known] = live
+        return live_to_stored[live]
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, dict):
+            out: dict[str, Any] = {}
+            for key, item in value.items():
+                if key in fixed and type(item) is type(fixed[key]):
+                    out[key] = fixed[key]
+                elif key in id_fields and isinstance(item, str) and item:
+                    out[key] = item if "vcr" in item else other_id(item, id_fields[key])
+                else:
+                    out[key] = walk(item)
+            return out
+        if isinstance(value, list):
+            return [walk(item) for item in value]
+        if isinstance(value, str):
+            if tool_pattern is not None and tool_pattern.fullmatch(value):
+                return tool_id(value)
+            found = other_pattern.fullmatch(value) if other_pattern is not None else None
+            if found is not None and not value.startswith(f"{found.group(1)}vcr"):
+                return other_id(value, found.group(1))
+        return value
+
+    return walk, stored_to_live
+
+
 def give_ids_text(text: str, fixture_stem: str, live: dict[str, str] | None = None) -> str:
     """The stored ids in serialized ``text`` replaced by the ids the caller gets.
 
     Each id given is remembered with its token (for the keys of later requests) and,
     right after recording (``live``: stored -> live id), with the live id it stands
     for (for what a later recording sends to the API)."""
-    if "_vcr" not in text:
+    if "vcr" not in text:  # every stand-in holds it ("msg_vcr_0", "chatcmpl-vcr...")
         return text
     return _STORED_ID.sub(_replacer(fixture_stem, live), text)
 
@@ -277,7 +375,7 @@ def ids_giver(fixture_stem: str, live: dict[str, str] | None = None) -> Callable
     replace = _replacer(fixture_stem, live)
 
     def give(text: str) -> str:
-        return _STORED_ID.sub(replace, text) if "_vcr" in text else text
+        return _STORED_ID.sub(replace, text) if "vcr" in text else text
 
     return give
 
@@ -293,7 +391,7 @@ def give_ids_bytes(text: str, fixture_stem: str, live: dict[str, str] | None = N
     """``give_ids_text(text, ...).encode("utf-8")``, the same ids given in the same order,
     written piece by piece into one buffer: a large answer is then held as its text and
     its bytes, never also as a second text with the ids in it."""
-    if "_vcr" not in text:
+    if "vcr" not in text:
         return text.encode("utf-8")
     if len(text) <= _AT_ONCE:  # small: one substitution in C, then its bytes
         return _STORED_ID.sub(_replacer(fixture_stem, live), text).encode("utf-8")
@@ -356,9 +454,7 @@ def _write_encoded(out: io.BytesIO, text: str, start: int, end: int) -> None:
         out.write(text[at : min(at + _ENCODE_CHUNK, end)].encode("utf-8"))
 
 
-def _replacer(
-    fixture_stem: str, live: dict[str, str] | None
-) -> Callable[[re.Match[str]], str]:
+def _replacer(fixture_stem: str, live: dict[str, str] | None) -> Callable[[re.Match[str]], str]:
     """What each stored id (a match of ``_STORED_ID``) becomes, for one answer."""
     given_here: dict[str, str] = {}
 

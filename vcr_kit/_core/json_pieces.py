@@ -50,7 +50,7 @@ def write_json(
     (with ``separators=(",", ":")`` when ``indent`` is None), in order, in pieces.
 
     ``on_string``, when given, maps the escaped text of each string (key or value, its
-    quotes included) before it is written, for a string that holds ``_vcr`` (an id's
+    quotes included) before it is written, for a string that holds ``vcr`` (an id's
     mark; such a string is never sliced, so the function sees it whole). Raises
     ``Unusual`` (or ``RecursionError``, ``ValueError``) for a value ``json.dumps`` must
     write; the sink may then have had part of the text.
@@ -84,9 +84,10 @@ class _Writer:
             self.pending = 0
 
     def string(self, text: str) -> None:
-        # "_vcr" marks every id (escaping neither makes nor breaks it): a string that
-        # may hold one is escaped whole, for ``on_string`` to see it whole.
-        marked = self.on_string is not None and "_vcr" in text
+        # "vcr" marks every id, "msg_vcr_0" and "chatcmpl-vcr..." (escaping neither
+        # makes nor breaks it): a string that may hold one is escaped whole, for
+        # ``on_string`` to see it whole.
+        marked = self.on_string is not None and "vcr" in text
         if len(text) <= SLICE or marked:
             escaped = _escape(text)
             if marked:

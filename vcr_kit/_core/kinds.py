@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Final, TypeGuard
 
 from .fixture_names import cassette_name, fixture_name, http_name, token_count_name
+from .providers import provider_named
 from .storable import answer_refusal, error_refusal, stream_refusal
 
 __all__ = ["KINDS", "CannotRekey", "FixtureKind", "check_usage", "sdk_stream_refusal"]
@@ -42,9 +43,7 @@ class FixtureKind:
 
     name: ClassVar[str]
 
-    def check(
-        self, request: Any, response: Any, name: str, replay: bool, found: list[str]
-    ) -> None:
+    def check(self, request: Any, response: Any, name: str, replay: bool, found: list[str]) -> None:
         """Every reason why this fixture (the file ``name``) would not replay."""
         self.check_exchange(request, response, "" if replay else name, found)
 
@@ -110,9 +109,18 @@ def _check_token_counts(usage: Mapping[str, Any], where: str, found: list[str]) 
                 found.append(f"{where}.{key}: {value} is not a token count")
 
 
+#: A method that streams by its name (Gemini's ``:streamGenerateContent``), not its body.
+_STREAM_METHOD: Final = re.compile(r":stream[A-Z][A-Za-z]*$")
+
+
 def _asks_for_stream(request: Any) -> bool:
-    body = request.get("body") if isinstance(request, dict) else None
-    return isinstance(body, dict) and body.get("stream") is True
+    if not isinstance(request, dict):
+        return False
+    body = request.get("body")
+    if isinstance(body, dict) and body.get("stream") is True:
+        return True
+    path = request.get("path")
+    return isinstance(path, str) and _STREAM_METHOD.search(path) is not None
 
 
 def _check_http(request: Any, response: Any, name: str, found: list[str]) -> None:
@@ -139,19 +147,19 @@ def _check_http(request: Any, response: Any, name: str, found: list[str]) -> Non
     bodies = [key for key in _HTTP_BODIES if key in response]
     if len(bodies) != 1:
         what = "none" if not bodies else ", ".join(bodies)
-        found.append(
-            f"response: exactly one of {', '.join(_HTTP_BODIES)} is needed ({what})"
-        )
+        found.append(f"response: exactly one of {', '.join(_HTTP_BODIES)} is needed ({what})")
     headers = response.get("headers", {})
     if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
         found.append("response.headers: not an object of strings")
         headers = {}
     content_type = str(headers.get("content-type", ""))
     if "events" in response:
-        _check_events(response["events"], found)
+        # Another provider's events may have no name (OpenAI's chat chunks, Gemini's).
+        named = not (isinstance(request, dict) and provider_named(request.get("provider")))
+        _check_events(response["events"], found, named=named)
         if not _asks_for_stream(request):
             found.append(
-                "response.events: an SSE answer to a request without \"stream\": true "
+                'response.events: an SSE answer to a request without "stream": true '
                 "(the SDK would parse it as JSON)"
             )
         if content_type and not content_type.startswith("text/event-stream"):
@@ -197,7 +205,7 @@ def _check_frames(frames: Any, found: list[str]) -> None:
             found.append(f"response.frames[{i}]: exactly one of chunk, body, text is needed")
 
 
-def _check_events(events: Any, found: list[str]) -> None:
+def _check_events(events: Any, found: list[str], *, named: bool = True) -> None:
     if not isinstance(events, list):
         found.append(f"response.events: {_type_name(events)}, not a list")
         return
@@ -209,7 +217,8 @@ def _check_events(events: Any, found: list[str]) -> None:
         elif any(not isinstance(event.get(k, ""), str) for k in ("event", "id", "retry")):
             found.append(f"response.events[{i}]: event, id and retry must be strings")
         elif "event" not in event:  # the SDK silently drops an event without a name
-            found.append(f"response.events[{i}].event: missing")
+            if named:
+                found.append(f"response.events[{i}].event: missing")
         elif not _EVENT_NAME.fullmatch(event["event"]):  # ...and one it does not know
             found.append(f"response.events[{i}].event: not an SSE event name")
         elif "data" in event and not isinstance(event["data"], dict):
@@ -268,7 +277,7 @@ def _check_stream(response: Any, found: list[str]) -> None:
     before = len(found)
     for i, event in enumerate(response):
         if not (isinstance(event, dict) and "$sdk" in event):
-            found.append(f"response[{i}]: not an SDK event ({{\"$sdk\": ..., \"data\": ...}})")
+            found.append(f'response[{i}]: not an SDK event ({{"$sdk": ..., "data": ...}})')
         else:
             _check_tagged(event, f"response[{i}]", found)
     refused = sdk_stream_refusal(response) if len(found) == before else None
@@ -325,9 +334,7 @@ class MessageKind(FixtureKind):
     suffix: ClassVar[str] = ""
     misnamed: ClassVar[str] = "kind: a 'message' fixture under a stream name (*-stream.json)"
 
-    def check(
-        self, request: Any, response: Any, name: str, replay: bool, found: list[str]
-    ) -> None:
+    def check(self, request: Any, response: Any, name: str, replay: bool, found: list[str]) -> None:
         self.check_response(response, found)
         if name.endswith("-stream.json") != bool(self.suffix):
             found.append(self.misnamed)

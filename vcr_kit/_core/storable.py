@@ -28,6 +28,7 @@ from typing import Any, Final, NamedTuple
 
 from .answer_shapes import shape_refusal
 from .aws_eventstream import CONTENT_TYPE as _EVENT_STREAM
+from .providers import Provider, provider_named
 
 __all__ = [
     "FINAL_EVENT",
@@ -106,9 +107,7 @@ def error_type_refusal(error_type: Any) -> str | None:
     if status is None:
         # Storing it would keep an answer that may be about the moment: the next run
         # asks again, which costs one call; a wrong fixture costs every run after.
-        return (
-            f"an SSE error event of unknown type {error_type!r} may not depend on the request"
-        )
+        return f"an SSE error event of unknown type {error_type!r} may not depend on the request"
     reason = status_refusal(status)
     return None if reason is None else f"an SSE error event ({error_type}): {reason}"
 
@@ -154,6 +153,9 @@ def answer_refusal(response: Mapping[str, Any], request: Any = None) -> Refusal 
     even that (no status) is for the fixture kinds to report, not for this.
     ``request``: the stored request it answers (``method``, ``path``): a success must
     then be the documented shape of that endpoint."""
+    provider = provider_named(request.get("provider")) if isinstance(request, Mapping) else None
+    if provider is not None:
+        return _provider_refusal(provider, response, request)
     refusal = _answer_refusal(response)
     status = response.get("status")
     if refusal is None and request is not None and type(status) is int and 200 <= status < 300:
@@ -195,6 +197,43 @@ def _answer_refusal(response: Mapping[str, Any]) -> Refusal | None:
         return Refusal("response", "an AWS event stream cut short or failing its CRC check")
     elif status >= 400 and not _is_error_object(response.get("body")):
         return Refusal("response.body", f"a {status} without the API's error object")
+    return None
+
+
+def _provider_refusal(
+    provider: Provider, response: Mapping[str, Any], request: Mapping[str, Any]
+) -> Refusal | None:
+    """``answer_refusal`` for another provider's answer: the statuses every provider
+    shares, then its own rules (its error object, its streams' end, its shapes)."""
+    status = response.get("status")
+    if type(status) is not int:
+        return None
+    reason = status_refusal(status) or provider.error_refusal(status, response.get("body"))
+    if reason is not None:
+        return Refusal("response.status", reason)
+    headers = response.get("headers")
+    content_type = str(headers.get("content-type", "")) if isinstance(headers, Mapping) else ""
+    content_type = content_type.lower()
+    if content_type.startswith("text/html"):
+        return Refusal(
+            "response.headers.content-type",
+            "an HTML page is not an API answer (a gateway's or a proxy's)",
+        )
+    if "events" in response:
+        events = response["events"]
+        if isinstance(events, list):
+            reason = provider.stream_refusal(events)
+            if reason is not None:
+                return Refusal("response.events", reason)
+    elif "json" in content_type and ("text" in response or "base64" in response):
+        return Refusal("response", "a JSON answer that does not parse (cut short?)")
+    elif status >= 400 and not provider.is_error_object(response.get("body")):
+        return Refusal("response.body", f"a {status} without {provider.title}'s error object")
+    method, path = request.get("method"), request.get("path")
+    if 200 <= status < 300 and isinstance(method, str) and isinstance(path, str):
+        shape = provider.shape_refusal(method, path, response)
+        if shape is not None:
+            return Refusal(*shape)
     return None
 
 

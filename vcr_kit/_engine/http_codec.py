@@ -22,8 +22,16 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple
 from .._core.aws_eventstream import CONTENT_TYPE as _EVENT_STREAM
 from .._core.aws_eventstream import HeaderValue, decode_frames, encode_frames
 from .._core.httplib import library_of
-from .._core.ids import IdPieces, give_ids_bytes, give_ids_pieces, ids_giver, stabilizer
+from .._core.ids import (
+    IdPieces,
+    IdVocabulary,
+    give_ids_bytes,
+    give_ids_pieces,
+    ids_giver,
+    stabilizer,
+)
 from .._core.json_pieces import Unusual, write_json
+from .._core.providers import provider_named
 from .._core.storable import answer_refusal
 from .._ledger.cost import usage_entries
 from ..dehydrate import dehydrate, dehydrate_json, hydrate_json, placeholders
@@ -106,20 +114,22 @@ def store_response(response: httpx2.Response, seed: str) -> dict[str, Any] | Non
 
 
 def store_response_with_ids(
-    response: httpx2.Response, seed: str
+    response: httpx2.Response, seed: str, vocabulary: IdVocabulary | None = None
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """The stored form of a live response (already read), whatever it is (whether to
     keep it is ``_core.storable.answer_refusal``'s call), and the map from each stored
-    id to the live one it replaced (the ids the caller gets while recording)."""
+    id to the live one it replaced (the ids the caller gets while recording).
+    ``vocabulary``: the ids of another provider's answers (Anthropic's by default)."""
     content_type = response.headers.get("content-type", "")
     stored: dict[str, Any] = {"status": response.status_code}
-    stabilize, stored_to_live = stabilizer(seed)
+    stabilize, stored_to_live = stabilizer(seed, vocabulary=vocabulary)
     if content_type.startswith(_SSE):
         # Joined before dehydrating: a path split across pieces is then seen whole.
         stored["events"] = join_pieces(stabilize(parse_sse(response.text)), dehydrate)
-    elif content_type.startswith(_EVENT_STREAM) and (
-        frames := _frames_or_none(response.content)
-    ) is not None:
+    elif (
+        content_type.startswith(_EVENT_STREAM)
+        and (frames := _frames_or_none(response.content)) is not None
+    ):
         stored["frames"] = stabilize(frames)
     elif "json" in content_type and (body := _json_or_none(response.content)) is not None:
         stored["body"] = stabilize(body[0])
@@ -211,7 +221,6 @@ def render_frames(frames: list[dict[str, Any]]) -> bytes:
     return encode_frames(framed)
 
 
-
 def _frames_or_none(content: bytes) -> list[dict[str, Any]] | None:
     """The frames of an AWS event stream, or None if one is cut short or fails its CRC:
     the body is then kept as bytes, for ``storable`` to refuse by its content type."""
@@ -280,9 +289,7 @@ def rebuild_large_response(
     and ids; what it holds besides ``stored`` is the bytes alone, not also the rendered
     text (for a large answer: one just recorded, or a file too large to be kept)."""
     if "frames" in stored or "jsonl" in stored or ("body" not in stored and "events" not in stored):
-        return rebuild_response(
-            stored, request, fixture_stem=fixture_stem, live_ids=live_ids
-        )
+        return rebuild_response(stored, request, fixture_stem=fixture_stem, live_ids=live_ids)
     out = io.BytesIO()
     give = ids_giver(fixture_stem, live_ids)
 
@@ -378,7 +385,12 @@ def head_of(stored: dict[str, Any]) -> AnswerHead:
     names = [name.lower() for name, _ in before + after]
     sized = b"content-length" not in names and b"transfer-encoding" not in names
     return AnswerHead(
-        int(stored["status"]), tuple(before), tuple(after), fresh, "frames" in stored, sized,
+        int(stored["status"]),
+        tuple(before),
+        tuple(after),
+        fresh,
+        "frames" in stored,
+        sized,
         b"content-encoding" not in names,
     )
 
@@ -408,7 +420,12 @@ def _response(head: AnswerHead, content: bytes, request: httpx2.Request) -> http
     )
 
 
-def usage_of(stored: dict[str, Any]) -> list[dict[str, Any]]:
+def usage_of(stored: dict[str, Any], request: Any = None) -> list[dict[str, Any]]:
+    """The usage entries of a stored answer to ``request`` (its stored form: another
+    provider's answer is read by that provider's rule)."""
+    provider = provider_named(request.get("provider")) if isinstance(request, dict) else None
+    if provider is not None:
+        return provider.usage(stored)
     if "frames" in stored:
         return usage_entries([frame.get("chunk") for frame in stored["frames"]])
     if "events" in stored:

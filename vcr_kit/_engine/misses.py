@@ -11,6 +11,7 @@ from typing import Any, Final
 
 from .._core.config import replay_mode_forced
 from .._core.platforms import Platform
+from .._core.providers import Provider
 from .near_miss import describe_near_miss
 
 __all__ = [
@@ -26,8 +27,7 @@ def missing_message(path: Path, hint: str = "") -> str:
     # The absolute path: the run may have started anywhere, and the folder it looked in
     # is what tells a user that it was the wrong one.
     message = (
-        f"Fixture missing: {path}. "
-        "Re-run the tests with VCR_RECORD=1, then commit the result."
+        f"Fixture missing: {path}. Re-run the tests with VCR_RECORD=1, then commit the result."
     )
     return f"{message}\n{hint}" if hint else message
 
@@ -38,12 +38,23 @@ NEEDS_KEY: Final = (
 )
 
 
-def keyless_missing_message(path: Path, hint: str = "", platform: Platform | None = None) -> str:
+def keyless_missing_message(
+    path: Path,
+    hint: str = "",
+    platform: Platform | None = None,
+    provider: Provider | None = None,
+) -> str:
     """A miss where recording was allowed but no key was given: the advice is the key
     (``VCR_RECORD=1`` is for CI, where it would change nothing here); for a cloud
-    client's request, the platform's own credentials."""
+    client's request, the platform's own credentials; for another provider's, its key."""
     needs = NEEDS_KEY
-    if platform is not None:
+    if provider is not None:
+        variables = " or ".join(" / ".join(group) for group in provider.key_variables)
+        needs = (
+            f"Recording it needs a {provider.title} API key: set {variables} (in the "
+            "environment or in .env; no Anthropic API key is needed), and run again."
+        )
+    elif platform is not None:
         needs = (
             f"Recording it needs {platform.name} credentials: {platform.credentials} "
             "(no Anthropic API key is needed), and run again."

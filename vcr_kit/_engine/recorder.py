@@ -28,6 +28,7 @@ from .._core.http_request import (
     with_live_ids,
 )
 from .._core.platforms import platform_of
+from .._core.providers import provider_named
 from .._core.schema import FORMAT_KEY, FORMAT_VERSION, Document, problems
 from .._core.storable import answer_refusal
 from .._ledger.notes import Event, note, note_replay
@@ -227,7 +228,10 @@ class HttpRecorder:
     def _document(
         self, response: httpx2.Response, path: Path, stored_request: Any, ids: dict[str, str]
     ) -> Document:
-        stored, stored_to_live = store_response_with_ids(response, seed=path.name)
+        provider = provider_named(stored_request.get("provider"))
+        stored, stored_to_live = store_response_with_ids(
+            response, seed=path.name, vocabulary=None if provider is None else provider.ids
+        )
         refusal = answer_refusal(stored, stored_request)
         if refusal is not None:
             raise _Declined(response, refusal.reason)
@@ -235,7 +239,7 @@ class HttpRecorder:
             "kind": "http",
             "request": stored_request,
             "response": stored,
-            "usage": usage_of(stored),
+            "usage": usage_of(stored, stored_request),
         }
         # What replay would refuse is not written either (a JSON answer to a request for
         # a stream, say): the upstream's answer, not the caller's fault.
@@ -248,23 +252,27 @@ class HttpRecorder:
     def _check_can_record(self, path: Path, request: httpx2.Request, stored: Any) -> None:
         url = request.url
         platform = platform_of(url.host, url.port, cloud_base_urls())
+        provider = provider_named(stored.get("provider")) if isinstance(stored, dict) else None
         if not uses_stand_in_key(request.headers) and (
             # A first-party key comes from the environment (a key written in a test is
-            # often a dummy); a cloud client brings its platform's own credentials.
-            self.can_record or (platform is not None and has_real_key(request.headers))
+            # often a dummy); a cloud client brings its platform's own credentials, and
+            # another provider's client its own key (never Anthropic's).
+            (self.can_record and provider is None)
+            or ((platform is not None or provider is not None) and has_real_key(request.headers))
         ):
             return
         if self.settings.mode is Mode.RECORD and path.is_file():
             # Not "missing": the file is there, record mode just never replays it.
+            variable = "ANTHROPIC_API_KEY" if provider is None else provider.key_variables[0][0]
             raise ConfigError(
                 f"Recording {path} needs an API key: mode record calls the API for every "
-                "request, even one already recorded. Set ANTHROPIC_API_KEY (in the "
+                f"request, even one already recorded. Set {variable} (in the "
                 "environment or in .env), or use mode auto (unset VCR_MODE=record) to "
                 "replay the recorded fixture.",
                 path,
             )
         hint = near_miss_hint(path, stored)  # a local miss shows its diff, key or no key
-        raise FixtureMissingError(keyless_missing_message(path, hint, platform), path)
+        raise FixtureMissingError(keyless_missing_message(path, hint, platform, provider), path)
 
     def _answer(
         self, outcome: Outcome | None, path: Path, request: httpx2.Request, ids: dict[str, str]

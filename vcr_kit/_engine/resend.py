@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from .._core.httplib import sdk_library
+from .._core.providers import provider_named
 from ..dehydrate import hydrate_json
 from .http_codec import store_response_with_ids, usage_of
 from .live import live_call
@@ -91,5 +92,7 @@ class Resender:
                 )
         except Exception as exc:  # the network's error, whatever the library calls it
             return LiveAnswer(failure=f"{type(exc).__name__}: {exc}")
-        stored = store_response_with_ids(response, seed)[0]
-        return LiveAnswer(stored, tuple(usage_of(stored)))
+        provider = provider_named(request.get("provider"))
+        vocabulary = None if provider is None else provider.ids
+        stored = store_response_with_ids(response, seed, vocabulary)[0]
+        return LiveAnswer(stored, tuple(usage_of(stored, request)))

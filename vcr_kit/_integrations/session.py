@@ -15,7 +15,12 @@ from contextlib import AbstractContextManager, ExitStack, contextmanager, nullco
 from pathlib import Path
 
 from .._core.config import Mode, activated, flag, load_dotenv_once, test_project_root
-from .._core.credentials import has_real_credentials, platform_stand_ins, stand_in_key_while
+from .._core.credentials import (
+    has_real_credentials,
+    platform_stand_ins,
+    provider_stand_ins,
+    stand_in_key_while,
+)
 from .._engine.faults import faults_for_test
 from .._engine.recorder import HttpRecorder
 from .._ledger import journal as _journal
@@ -28,10 +33,11 @@ __all__ = ["force_on", "vcr_session"]
 def _replay_credentials(project: Path | None) -> Iterator[bool]:
     """Yield whether a real key is set (``.env`` of the cwd or of the test's project
     included); if none is, the stand-in is set for the test, so that
-    ``anthropic.Anthropic()`` in the code under test can be built and replayed."""
+    ``anthropic.Anthropic()`` in the code under test can be built and replayed (and
+    each other provider's client that has no key gets one too)."""
     load_dotenv_once(project)
     real = has_real_credentials()
-    with stand_in_key_while(not real), platform_stand_ins():
+    with stand_in_key_while(not real), platform_stand_ins(), provider_stand_ins():
         yield real
 
 

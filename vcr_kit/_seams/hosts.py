@@ -1,9 +1,11 @@
-"""Which hosts are "the Anthropic API": the only ones the seam ever touches.
+"""Which hosts are "the API": the only ones the seam ever touches.
 
 ``api.anthropic.com``, the host of ``ANTHROPIC_BASE_URL`` (a gateway, a proxy, a test
 server), the cloud platforms' hosts (Bedrock, Vertex, Foundry, ...: see
 ``_core.platforms``) and the hosts of their base-URL variables
-(``ANTHROPIC_BEDROCK_BASE_URL``, ...), every host listed in ``VCR_HOSTS``
+(``ANTHROPIC_BEDROCK_BASE_URL``, ...), the other providers' hosts and base-URL
+variables (``api.openai.com``, ``OPENAI_BASE_URL``, ...: see ``_core.providers``),
+every host listed in ``VCR_HOSTS``
 (comma-separated, ``host``, ``host:port`` or a URL), and the hosts a test class or
 pytest marker adds. An entry with a port matches that port only; without one, any
 port of that host.
@@ -19,8 +21,9 @@ from functools import lru_cache
 from typing import Final
 from urllib.parse import urlsplit
 
-from .._core.config import cloud_base_urls, host_variables
+from .._core.config import cloud_base_urls, host_variables, provider_base_urls
 from .._core.platforms import Platform, platform_of, platform_of_host
+from .._core.providers import provider_of_host
 from ..errors import ConfigError
 
 __all__ = ["DEFAULT_HOST", "HostSet", "anthropic_hosts", "cloud_platform", "parse_host"]
@@ -63,7 +66,11 @@ class HostSet:
         if host in self._any_port:
             return True
         effective = port if port is not None else _DEFAULT_PORTS.get(scheme)
-        return (host, effective) in self.entries or platform_of_host(host) is not None
+        return (
+            (host, effective) in self.entries
+            or platform_of_host(host) is not None
+            or provider_of_host(host) is not None
+        )
 
     def names(self) -> list[str]:
         return sorted(host if port is None else f"{host}:{port}" for host, port in self.entries)
@@ -74,10 +81,14 @@ class HostSet:
 
 @lru_cache(maxsize=64)
 def _host_set(
-    base_url: str, listed: str, extra: tuple[str, ...], clouds: tuple[tuple[str, str], ...]
+    base_url: str,
+    listed: str,
+    extra: tuple[str, ...],
+    clouds: tuple[tuple[str, str], ...],
+    providers: tuple[tuple[str, str], ...] = (),
 ) -> HostSet:
     entries: list[HostEntry] = [(DEFAULT_HOST, None)]
-    for variable, url in (("ANTHROPIC_BASE_URL", base_url), *clouds):
+    for variable, url in (("ANTHROPIC_BASE_URL", base_url), *clouds, *providers):
         if url:
             with contextlib.suppress(ConfigError):  # the SDK refuses it with its own message
                 entries.append(parse_host(url, variable))
@@ -89,7 +100,7 @@ def _host_set(
 def anthropic_hosts(extra: Iterable[str] = ()) -> HostSet:
     """The hosts to record and replay, as the environment says now, plus ``extra``."""
     base_url, listed = host_variables()
-    return _host_set(base_url, listed, tuple(extra), cloud_base_urls())
+    return _host_set(base_url, listed, tuple(extra), cloud_base_urls(), provider_base_urls())
 
 
 def cloud_platform(host: str, port: int | None) -> Platform | None:

@@ -40,7 +40,7 @@ from . import aiohttp_seam, cloud_credentials, guard, lazytls
 from .hosts import HostSet, anthropic_hosts
 from .patches import PATCHES, Patch, patch
 from .sdk_credentials import filling_credentials
-from .sdk_errors import BASE_CLIENT_MODULE, delivered, install_error_passage
+from .sdk_errors import BASE_CLIENT_MODULES, delivered, install_error_passage
 
 if TYPE_CHECKING:
     import httpx2
@@ -122,8 +122,9 @@ def _install() -> None:
     # is loaded, else the moment a test imports it (anthropic 0.x would otherwise turn
     # the first request's miss into "Connection error."). Never put back: see sdk_errors.
     install_error_passage()
-    if BASE_CLIENT_MODULE not in sys.modules:
-        PATCHES.when_imported(_SEAMS, BASE_CLIENT_MODULE, install_error_passage)
+    for base_client in BASE_CLIENT_MODULES:  # OpenAI's SDK retries the same way
+        if base_client not in sys.modules:
+            PATCHES.when_imported(_SEAMS, base_client, install_error_passage)
     cloud_credentials.install(_SEAMS, current)  # the cloud clients sign nothing while replaying
     aiohttp_seam.install(_SEAMS, current)  # now if aiohttp is loaded, else when it is imported
     guard.install(_SEAMS, current)

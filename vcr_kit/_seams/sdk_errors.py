@@ -21,7 +21,13 @@ from typing import Any, Final
 from ..errors import VCRError
 from .patches import PATCHES, patch
 
-__all__ = ["BASE_CLIENT_MODULE", "deliver", "delivered", "install_error_passage"]
+__all__ = [
+    "BASE_CLIENT_MODULE",
+    "BASE_CLIENT_MODULES",
+    "deliver",
+    "delivered",
+    "install_error_passage",
+]
 
 _inside_request: ContextVar[bool] = ContextVar("vcr_kit_inside_sdk_request", default=False)
 #: The patch group of the SDK's wrapped ``request`` methods: applied once, never put back
@@ -40,26 +46,32 @@ class _Escape(BaseException):
 #: The SDK module whose ``request`` methods are wrapped: a seam that finds it not yet
 #: imported asks ``patches`` to call ``install_error_passage`` once it is.
 BASE_CLIENT_MODULE: Final = "anthropic._base_client"
+#: Every SDK built the same way (Stainless's generator: the same retry loop, the same
+#: "Connection error."): Anthropic's first, then OpenAI's.
+BASE_CLIENT_MODULES: Final = (BASE_CLIENT_MODULE, "openai._base_client")
 
 
 def install_error_passage(base_client: ModuleType | None = None) -> None:
-    """Wrap the SDK's ``request`` methods once: those of ``base_client`` (the module
-    just imported), else of the SDK already loaded; a no-op when neither is there."""
-    if PATCHES.holds(_PASSAGE):
-        return
-    if base_client is None:
-        base_client = sys.modules.get(BASE_CLIENT_MODULE)
-        if base_client is None:
-            return
-    module: Any = base_client  # the SDK's own classes, patched in place
-    PATCHES.apply(
-        _PASSAGE,
-        (
-            patch(module.SyncAPIClient, "request", _passing),
-            patch(module.AsyncAPIClient, "request", _apassing),
-        ),
-        once=True,
+    """Wrap the SDKs' ``request`` methods once each: those of ``base_client`` (the
+    module just imported), else of each SDK already loaded; a no-op when none is."""
+    modules = (
+        [base_client]
+        if base_client is not None
+        else [sys.modules[name] for name in BASE_CLIENT_MODULES if name in sys.modules]
     )
+    for loaded in modules:
+        group = f"{_PASSAGE} ({loaded.__name__})"
+        if PATCHES.holds(group):
+            continue
+        module: Any = loaded  # the SDK's own classes, patched in place
+        PATCHES.apply(
+            group,
+            (
+                patch(module.SyncAPIClient, "request", _passing),
+                patch(module.AsyncAPIClient, "request", _apassing),
+            ),
+            once=True,
+        )
 
 
 def _passing(sync_request: Callable[..., Any]) -> Callable[..., Any]:
@@ -94,8 +106,9 @@ def deliver(error: VCRError) -> BaseException:
     """What to raise from inside an HTTP client so that the caller gets ``error``."""
     if _inside_request.get():
         return _Escape(error)
-    if "anthropic" in sys.modules:
+    if any(name in sys.modules for name in BASE_CLIENT_MODULES):
         install_error_passage()  # for the next request; this one is already under way
+    if "anthropic" in sys.modules:
         return through_sdk(error)
     return error
 
