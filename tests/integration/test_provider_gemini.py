@@ -15,6 +15,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import secrets
 import string
 import sys
@@ -162,7 +163,7 @@ class RecordReplayTest(GeminiCase):
             self.assertEqual(document["request"]["provider"], "gemini", name)
         self.assert_no_key_stored()
         streams = [d for d in stored.values() if "streamGenerateContent" in d["request"]["path"]]
-        self.assertEqual([d["request"].get("query") for d in streams], [{"alt": "sse"}] * 2)
+        self.assertEqual([d["request"].get("query") for d in streams], [[["alt", "sse"]]] * 2)
         first = fixture_bytes(self.fixtures)
 
         def replaying(test: vcr_kit.VCRTestCase) -> Any:
@@ -173,16 +174,25 @@ class RecordReplayTest(GeminiCase):
 
         self.server.reset_log()
         self.replay_env()
+        reset_session_cost()
         replayed = self.in_test(replaying)
 
         self.assertEqual(self.server.log, [])
         self.assertEqual(scenarios.without_ids(replayed), scenarios.without_ids(recorded))
-        # The API gives a new responseId for every answer; so does a replay.
-        self.assertNotEqual(replayed["sync"]["plain"]["id"], recorded["sync"]["plain"]["id"])
-        self.assertRegex(replayed["sync"]["plain"]["id"], r"\S")
+        # The live responseIds are stored as stand-ins; the caller gets ids of their own.
+        self.assertRegex(replayed["sync"]["plain"]["id"], r"^gresp_vcr_[0-9a-f]{24}$")
+        texts = "".join(data.decode() for data in first.values())
+        self.assertFalse([i for i in self.server.response_ids if i in texts])
+        chunks = sum(recorded[run]["stream"]["chunks"] for run in ("sync", "async"))
+        stand_ins = re.findall(r'"responseId": "gresp_vcr[0-9a-f]{21}"', texts)
+        self.assertEqual(len(stand_ins), 2 * 3 + chunks)  # three answers and a stream a run
+        usage = [u for d in stored.values() for u in d["usage"]]
+        self.assertEqual(len(usage), 2 * (CALLS - 1))  # embeddings report no usage
+        self.assertEqual({(u["provider"], u["model"]) for u in usage}, {("gemini", MODEL)})
         cost = vcr_kit.session_cost().by_model[MODEL]
+        self.assertEqual(cost.calls, 2 * (CALLS - 1))
+        self.assertEqual(cost.input_tokens, sum(u["usage"]["input_tokens"] for u in usage))
         self.assertGreater(cost.usd, 0)
-        self.assertEqual(cost.calls, 2 * (CALLS - 1))  # embeddings report no usage
 
         os.environ.pop("CI")
         self.recording_env(VCR_MODE="record")
@@ -239,7 +249,7 @@ class MissesAndKeysTest(GeminiCase):
         self.assertEqual(self.in_test(by_query), [200] * 4)
         self.assertEqual(len(self.server.log), 3)
         queries = sorted(str(d["request"].get("query")) for d in documents(self.fixtures).values())
-        self.assertEqual(queries, ["None", "None", "{'alt': 'sse'}"])
+        self.assertEqual(queries, ["None", "None", "[['alt', 'sse']]"])
         self.assert_no_key_stored()
 
     def test_answers_never_stored(self) -> None:
