@@ -384,19 +384,12 @@ class OfflineChildTest(GeminiCase):
             "VCR_FIXTURES_DIR": str(self.fixtures),
             "VCR_REPORT": "1",
             "GEMINI_OBSERVED": str(out),
+            # vcr_kit's plugin alone: hypothesis's would double the child's start-up.
+            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
         }
-        command = [
-            *offline(),
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "-W",
-            "error",
-            str(tests),
-        ]
+        plugins = ["-p", "vcr_kit.pytest_plugin", "-p", "no:cacheprovider"]
+        pytest_run = [sys.executable, "-m", "pytest", "-q", *plugins, "-W", "error", str(tests)]
+        command = [*offline(), *pytest_run]
         done = run_captured(command, cwd=self.fixtures.parent, env=env, timeout=120)
 
         self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
