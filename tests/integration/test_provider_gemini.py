@@ -262,30 +262,45 @@ class MissesAndKeysTest(GeminiCase):
             client = genai.Client()
             with test.assertRaises(errors.ClientError) as raised:
                 client.models.generate_content(model=MODEL, contents="bad key")
-            return raised.exception.details
+            return raised.exception.details, [e.detail for e in test.vcr_journal.entries]
 
-        details = self.in_test(refused)
+        details, notes = self.in_test(refused)
         self.assertEqual(details["error"]["details"][0]["reason"], "API_KEY_INVALID")
+        self.assertEqual(
+            notes, ["not recorded: a 400 API_KEY_INVALID depends on the key, not on the request"]
+        )
         self.server.refused_keys.clear()
 
         def unearned(test: vcr_kit.VCRTestCase) -> list[str]:
-            client, seen = genai.Client(), []
+            client = genai.Client()
             for marker in ("[[error:429]]", "[[error:503]]", "[[error:500]]"):
                 with test.assertRaises(errors.APIError):
                     client.models.generate_content(model=MODEL, contents=marker)
-            for marker in ("[[stream-cut]] a long enough text", "[[stream-error]]"):
-                try:
-                    seen += [
-                        c.text or ""
-                        for c in client.models.generate_content_stream(model=MODEL, contents=marker)
-                    ]
-                except errors.APIError:
-                    seen.append("error")
-            return seen
+            for marker in ("[[html]]", "[[truncated-json]]"):
+                with test.assertRaises(json.JSONDecodeError):
+                    client.models.generate_content(model=MODEL, contents=marker)
+            stream = client.models.generate_content_stream
+            self.assertEqual(len(list(stream(model=MODEL, contents="[[stream-cut]] some text"))), 3)
+            with test.assertRaises(errors.ServerError):
+                list(stream(model=MODEL, contents="[[stream-error]]"))
+            return [e.detail for e in test.vcr_journal.entries]
 
-        self.assertIn("error", self.in_test(unearned))
-        self.assertEqual(len(self.server.log), 6)
+        notes = self.in_test(unearned)
+        self.assertEqual(len(self.server.log), 1 + 7)
         self.assertEqual(fixture_bytes(self.fixtures), {})
+        moment = "depends on the moment, not on the request"
+        self.assertEqual(
+            [note.removeprefix("not recorded: ") for note in notes],
+            [
+                f"a 429 (rate limit) {moment}",
+                f"a 503 (service unavailable) {moment}",
+                f"a 500 (server error) {moment}",
+                "an HTML page is not an API answer (a gateway's or a proxy's)",
+                "a JSON answer that does not parse (cut short?)",
+                "the stream ended after 3 events, before a chunk gave its finishReason",
+                "the stream ended with an error (event 2): it may depend on the moment",
+            ],
+        )
 
 
 @pytest.mark.inprocess
