@@ -200,6 +200,56 @@ class RecordReplayTest(GeminiCase):
         self.assertEqual(len(self.server.log), 2 * CALLS)
         self.assertEqual(fixture_bytes(self.fixtures), first)
 
+    def test_earned_errors_and_cached_thinking_usage_replay_as_recorded(self) -> None:
+        thinking = types.GenerateContentConfig(
+            thinking_config=types.ThinkingConfig(thinking_budget=64)
+        )
+
+        def calls(test: vcr_kit.VCRTestCase) -> list[Any]:
+            client, seen = genai.Client(), []
+            for model, text in ((MODEL, "[[error:400]]"), ("no-such-model", "hello")):
+                with test.assertRaises(errors.ClientError) as raised:
+                    client.models.generate_content(model=model, contents=text)
+                error = raised.exception
+                seen.append([error.code, error.status, error.message])
+            answer = client.models.generate_content(
+                model=MODEL, contents="[[cache]]", config=thinking
+            )
+            seen.append(answer.usage_metadata.model_dump(exclude_none=True))
+            return seen
+
+        self.recording_env()
+        recorded = self.in_test(calls)
+        self.assertEqual(
+            [row[:2] for row in recorded[:2]], [[400, "INVALID_ARGUMENT"], [404, "NOT_FOUND"]]
+        )
+        stored = documents(self.fixtures)
+        self.assertEqual(len(stored), 3)
+        (usage,) = [u for d in stored.values() for u in d["usage"]]
+        output = recorded[2]["candidates_token_count"] + 64
+        self.assertEqual(
+            usage,
+            {
+                "provider": "gemini",
+                "model": MODEL,
+                "usage": {
+                    "input_tokens": 1200 - 1024,
+                    "output_tokens": output,
+                    "cache_read_input_tokens": 1024,
+                    "reasoning_tokens": 64,
+                },
+            },
+        )
+
+        self.replay_env()
+        reset_session_cost()
+        self.assertEqual(self.in_test(calls), recorded)
+        price = price_for(MODEL)
+        assert price is not None
+        assert price.cache_read is not None
+        usd = (176 * price.input + 1024 * price.cache_read + output * price.output) / 1e6
+        self.assertAlmostEqual(vcr_kit.session_cost().usd, usd, places=12)
+
 
 @pytest.mark.inprocess
 class MissesAndKeysTest(GeminiCase):
