@@ -381,6 +381,35 @@ class HttpOptionsTest(GeminiCase):
         self.assertEqual(self.in_test(again), "Echo: through http_options")
         self.assertEqual(len(self.server.log), 1)
 
+    def test_vertex_express_mode_records_and_replays_on_its_default_host(self) -> None:
+        # vertexai=True with an API key: Vertex AI's paths, the key in x-goog-api-key.
+        os.environ.update(
+            {"VCR_MODE": "auto", "VCR_HOSTS": self.server.url.removeprefix("http://")}
+        )
+
+        def ask(test: vcr_kit.VCRTestCase) -> str | None:
+            options = types.HttpOptions(base_url=self.server.url)
+            client = genai.Client(vertexai=True, api_key=self.key, http_options=options)
+            return client.models.generate_content(model=MODEL, contents="on Vertex").text
+
+        self.assertEqual(self.in_test(ask), "Echo: on Vertex")
+        (request,) = self.server.log
+        self.assertEqual(request.path, f"/v1beta1/publishers/google/models/{MODEL}:generateContent")
+        (name,) = fixture_bytes(self.fixtures)
+        self.assertTrue(name.startswith("gemini-post-v1beta1-publishers-google-models-"), name)
+        self.assert_no_key_stored()
+
+        self.replay_env()
+
+        def again(test: vcr_kit.VCRTestCase) -> str | None:
+            client = genai.Client(vertexai=True)  # aiplatform.googleapis.com, no key
+            answer = client.models.generate_content(model=MODEL, contents="on Vertex").text
+            test.assertReplayed(1)
+            return answer
+
+        self.assertEqual(self.in_test(again), "Echo: on Vertex")
+        self.assertEqual(len(self.server.log), 1)
+
 
 #: The child's test file: VCRTestCase (sync), the pytest marker (async) and a fixture
 #: block, each replaying what the parent recorded, offline and with no key.
