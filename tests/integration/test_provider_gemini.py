@@ -250,6 +250,43 @@ class RecordReplayTest(GeminiCase):
         usd = (176 * price.input + 1024 * price.cache_read + output * price.output) / 1e6
         self.assertAlmostEqual(vcr_kit.session_cost().usd, usd, places=12)
 
+    def test_faults_come_in_google_shapes(self) -> None:
+        stream_text = "Stream a long enough greeting."
+
+        def record(test: vcr_kit.VCRTestCase) -> None:
+            client = genai.Client()
+            client.models.generate_content(model=MODEL, contents=PROMPT)
+            list(client.models.generate_content_stream(model=MODEL, contents=stream_text))
+
+        def faulted(test: vcr_kit.VCRTestCase) -> list[Any]:
+            client, seen = genai.Client(), []
+            for spec in ("overloaded", "rate_limit", "error_after:1", "cut_after:1"):
+                with vcr_kit.faults(spec):
+                    try:
+                        client.models.generate_content(model=MODEL, contents=PROMPT)
+                        stream = client.models.generate_content_stream
+                        list(stream(model=MODEL, contents=stream_text))
+                    except errors.APIError as error:
+                        seen.append([spec, error.code, error.status, error.message])
+                    except httpx2.RemoteProtocolError:
+                        seen.append([spec, "cut"])
+            test.assertFaults(4)
+            return seen
+
+        self.recording_env()
+        self.in_test(record)
+        self.replay_env()
+        limited = "Number of request tokens has exceeded your per-minute rate limit"
+        self.assertEqual(
+            self.in_test(faulted),
+            [
+                ["overloaded", 503, "UNAVAILABLE", "Overloaded"],
+                ["rate_limit", 429, "RESOURCE_EXHAUSTED", limited],
+                ["error_after:1", 503, "UNAVAILABLE", "Overloaded"],
+                ["cut_after:1", "cut"],
+            ],
+        )
+
 
 @pytest.mark.inprocess
 class MissesAndKeysTest(GeminiCase):
