@@ -370,10 +370,16 @@ class MissesAndKeysTest(GeminiCase):
             self.assertEqual(len(list(stream(model=MODEL, contents="[[stream-cut]] some text"))), 3)
             with test.assertRaises(errors.ServerError):
                 list(stream(model=MODEL, contents="[[stream-error]]"))
-            return [e.detail for e in test.vcr_journal.entries]
+            with test.assertRaisesRegex(
+                vcr_kit.SecretLeakError,
+                r"it contains a Google API key \(AIza\.\.\.\) at "
+                r"response\.body\.candidates\[0\]\.content\.parts\[0\]\.text\. Nothing was written",
+            ):
+                client.models.generate_content(model=MODEL, contents="tell [[secret]]")
+            return [e.detail for e in test.vcr_journal.entries if e.detail]
 
         notes = self.in_test(unearned)
-        self.assertEqual(len(self.server.log), 1 + 7)
+        self.assertEqual(len(self.server.log), 1 + 8)
         self.assertEqual(fixture_bytes(self.fixtures), {})
         moment = "depends on the moment, not on the request"
         self.assertEqual(
