@@ -82,7 +82,7 @@ def documents(folder: Path) -> dict[str, Any]:
 
 class GeminiCase(unittest.TestCase):
     """A clean environment (no Gemini variable), a fixtures folder, a fresh key and
-    the module's server with an empty log."""
+    the class's server with an empty log."""
 
     server: GeminiServer
 
