@@ -271,8 +271,10 @@ class Facts(unittest.TestCase):
 
     def test_geminis_model_and_stream_are_in_its_path(self) -> None:
         path = "/v1beta/models/gemini-2.5-flash:streamGenerateContent"
-        facts = facts_of("k", b'{"contents": []}', path)
+        facts = facts_of("k", b'{"contents": []}', path + "?alt=sse")
         self.assertEqual((facts.model, facts.stream), ("gemini-2.5-flash", True))
+        facts = facts_of("k", b'{"contents": []}', path)  # the chunks as one JSON array
+        self.assertEqual((facts.model, facts.stream), ("gemini-2.5-flash", False))
         facts = facts_of("k", b"", "/v1beta/models/gemini-2.5-flash:generateContent")
         self.assertEqual((facts.model, facts.stream), ("gemini-2.5-flash", False))
 

@@ -213,21 +213,22 @@ class RequestFacts:
 
 
 #: Where a path names its model and asks for a stream (Gemini's
-#: ``/v1beta/models/gemini-2.5-flash:streamGenerateContent``): the body says neither.
-_PATH_MODEL: Final = re.compile(r"/models/([^/:]+):")
-_PATH_STREAM: Final = re.compile(r":stream[A-Z]")
+#: ``/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse``): the body says
+#: neither. Without ``alt=sse`` the chunks come as one JSON array, not a stream of events.
+_PATH_MODEL: Final = re.compile(r"/models/([^/:?]+):")
+_PATH_STREAM: Final = re.compile(r":stream[A-Z][^?]*\?(?:.*&)?alt=sse(?:&|$)")
 
 
-def facts_of(key: str, body: bytes, path: str = "") -> RequestFacts:
+def facts_of(key: str, body: bytes, target: str = "") -> RequestFacts:
     """The facts of a request with ``body`` (any body: one that is not a JSON object
-    has no model, no tools, no stream flag) sent to ``path``."""
+    has no model, no tools, no stream flag) sent to ``target`` (its path and query)."""
     text = body.decode("utf-8", "replace")
     try:
         data: Any = json.loads(text) if text.strip() else None
     except ValueError:
         data = None
-    path_model = _PATH_MODEL.search(path)
-    path_stream = _PATH_STREAM.search(path) is not None
+    path_model = _PATH_MODEL.search(target)
+    path_stream = _PATH_STREAM.search(target) is not None
     if not isinstance(data, dict):
         return RequestFacts(
             key, stream=path_stream, model=path_model[1] if path_model else "", text=text

@@ -420,7 +420,8 @@ def decide(
         name, stored = name_and_stored(request)
     except Exception:  # a body not read yet, a request with no key: the recorder says why
         return None
-    fault = plan.schedule.next_fault(facts_of(name, body, request.url.path))
+    target = request.url.raw_path.decode("ascii", "replace")  # Gemini's model and stream
+    fault = plan.schedule.next_fault(facts_of(name, body, target))
     if fault is None:
         return None
     provider = provider_named(stored.get("provider")) if isinstance(stored, dict) else None

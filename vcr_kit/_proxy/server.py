@@ -37,7 +37,12 @@ from types import TracebackType
 from typing import Any, Final
 
 from .._core.config import Mode, base_url, base_url_set_to
-from .._core.credentials import has_child_credentials, has_real_key, stand_in_key_while
+from .._core.credentials import (
+    has_child_credentials,
+    has_real_key,
+    query_credentials,
+    stand_in_key_while,
+)
 from .._core.http_request import name_and_stored
 from .._core.httplib import sdk_library
 from .._engine.faults import decide
@@ -439,7 +444,14 @@ class _Exchange:
             headers=self.headers,
             content=self.body,
         )
-        real_key = cloud or has_real_key(request.headers)
+        # Gemini's key may come as ?key= (never keyed nor stored): a key all the same.
+        in_query = (
+            query_credentials(request.url.query.decode("ascii", "replace"),
+                              route.provider.credential_query)
+            if route is not None
+            else []
+        )  # fmt: skip
+        real_key = cloud or has_real_key(request.headers, in_query)
         recorder = self.proxy.recorder if real_key else self.proxy.keyless_recorder
         self.request, self.recorder = request, recorder
         injection = decide(request, recorder.settings.fixtures_dir, self.proxy.fault_plan)

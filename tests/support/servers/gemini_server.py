@@ -23,6 +23,10 @@ Endpoints, under ``/v1`` (where google-genai 3.x sends the Developer API's calls
 ``GET /v1beta/models`` / ``GET /v1beta/models/{model}``
     a page of models / one model.
 
+The same model methods answer under Vertex AI's paths too (google-genai with
+``vertexai=True``): ``/v1beta1/publishers/google/models/{model}:generateContent`` (express
+mode, with an API key) and ``/v1beta1/projects/{p}/locations/{l}/publishers/google/...``.
+
 Credentials are checked as Google checks them: the key comes in the ``x-goog-api-key``
 header (what google-genai sends) or a ``key=`` query parameter.  No key: 403
 ``PERMISSION_DENIED`` ("Method doesn't allow unregistered callers ...").  A key in
@@ -142,7 +146,12 @@ _GATEWAY_PAGE = (
     "<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head>"
     "<body><h1>Bad Gateway</h1><p>The upstream did not answer in time.</p></body></html>\n"
 )
-_MODEL_PATH = re.compile(r"/(v1|v1beta|v1alpha)/models/([^/:]+):(\w+)")
+# Vertex AI's paths too (google-genai with ``vertexai=True``): ``/v1beta1`` and the
+# publisher, under a project and location unless in express mode (an API key).
+_MODEL_PATH = re.compile(
+    r"/(v1|v1beta|v1alpha|v1beta1)(?:/projects/[^/]+/locations/[^/]+)?(?:/publishers/google)?"
+    r"/models/([^/:]+):(\w+)"
+)
 _MODELS_PATH = re.compile(r"/(?:v1|v1beta|v1alpha)/models(?:/([^/:]+))?")
 _MODEL_PREFIXES = ("gemini", "gemma", "embedding", "text-embedding", "learnlm")
 _ERROR_TRIGGER = re.compile(r"\[\[error:(\d{3})\]\]")
