@@ -212,6 +212,41 @@ def test_recorded_in_process_the_proxy_replays_it(
 
 
 @pytest.mark.inprocess
+def test_a_tests_own_proxy_serves_the_providers_too(
+    tmp_path: Path, servers: tuple[OpenAIServer, GeminiServer]
+) -> None:
+    """``vcr_proxy = True`` / ``@pytest.mark.vcr(proxy=True)``: the test's children get
+    each provider's base URL at the proxy, which records from the user's own."""
+    openai_server, gemini_server = servers
+    fixtures = tmp_path / "fixtures"
+    user = {
+        "OPENAI_API_KEY": OPENAI_KEY,
+        "OPENAI_BASE_URL": openai_server.base_url,
+        "GEMINI_API_KEY": GEMINI_KEY,
+        "GOOGLE_GEMINI_BASE_URL": gemini_server.url,
+    }
+    with _environ(**user):
+        with vcr_session(mode="auto", fixtures_dir=fixtures, proxy=True):
+            proxy_url = os.environ["ANTHROPIC_BASE_URL"]
+            pointed = [os.environ["OPENAI_BASE_URL"], os.environ["GOOGLE_GEMINI_BASE_URL"]]
+            chat, gemini = openai.OpenAI(max_retries=0), genai.Client()  # as a child builds them
+            text = gemini.models.generate_content(model=GEMINI_MODEL, contents="own proxy").text
+            vectors = chat.embeddings.create(model=EMBEDDING_MODEL, input="own proxy").data
+        assert [os.environ["OPENAI_BASE_URL"], os.environ["GOOGLE_GEMINI_BASE_URL"]] == [
+            openai_server.base_url,
+            gemini_server.url,
+        ]
+    assert pointed == [f"{proxy_url}/openai/v1", f"{proxy_url}/gemini"]
+    assert text
+    assert vectors
+    assert [path.name.split("-")[:3] for path in sorted(fixtures.glob("*.json"))] == [
+        ["gemini", "post", "v1"],
+        ["openai", "post", "v1"],
+    ]
+    assert [request.path for request in openai_server.log][-1] == "/v1/embeddings"
+
+
+@pytest.mark.inprocess
 def test_a_miss_is_refused_in_the_providers_shape_naming_the_file(
     tmp_path: Path, servers: tuple[OpenAIServer, GeminiServer]
 ) -> None:

@@ -36,7 +36,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
-from .._core.config import Mode, base_url, base_url_set_to
+from .._core.config import Mode, base_url, base_url_set_to, variables_set_to
 from .._core.credentials import (
     has_child_credentials,
     has_real_key,
@@ -588,6 +588,11 @@ def proxy(
 def proxy_for_test() -> Iterator[str]:
     """One proxy for one test, with the test's mode and fixtures folder, and
     ``ANTHROPIC_BASE_URL`` pointing at it while the test runs (child processes
-    inherit it); the old value is back afterwards."""
-    with Proxy() as running, base_url_set_to(running.url):
+    inherit it), ``OPENAI_BASE_URL`` and ``GOOGLE_GEMINI_BASE_URL`` at its prefixes;
+    the old values are back afterwards (read first: where the proxy records from)."""
+    with (
+        Proxy() as running,
+        base_url_set_to(running.url),
+        variables_set_to(running.provider_base_urls),
+    ):
         yield running.url
