@@ -29,3 +29,6 @@ class IdVocabulary(NamedTuple):
     #: ``system_fingerprint``): stored as this fixed value, so a re-record changes no
     #: byte. Only a value of the same JSON type is replaced.
     fixed_fields: tuple[tuple[str, Any], ...]
+    #: The ``"object"`` kinds whose fields are facts, never volatile: their ``created``
+    #: is left as it is (a model's release, in ``GET /v1/models``).
+    stable_objects: tuple[str, ...] = ()

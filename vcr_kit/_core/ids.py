@@ -347,8 +347,9 @@ def _provider_stabilizer(
     def walk(value: Any) -> Any:
         if isinstance(value, dict):
             out: dict[str, Any] = {}
+            stable = value.get("object") in vocabulary.stable_objects
             for key, item in value.items():
-                if key in fixed and type(item) is type(fixed[key]):
+                if key in fixed and type(item) is type(fixed[key]) and not stable:
                     out[key] = fixed[key]
                 elif key in id_fields and isinstance(item, str) and item:
                     out[key] = item if "vcr" in item else other_id(item, id_fields[key])

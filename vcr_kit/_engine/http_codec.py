@@ -62,6 +62,8 @@ __all__ = [
 
 #: Response headers worth keeping; every other one is volatile or re-derived.
 _KEPT_HEADERS: Final = ("content-type", "request-id")
+#: The headers that carry a request id: Anthropic's, and OpenAI's (kept for its answers).
+_REQUEST_ID_HEADERS: Final = ("request-id", "x-request-id")
 _SSE: Final = "text/event-stream"
 #: Figures Bedrock adds to ``message_stop`` that differ on every call.
 _PER_CALL_METRICS: Final = ("invocationLatency", "firstByteLatency")
@@ -143,10 +145,14 @@ def store_response_with_ids(
         except UnicodeDecodeError:
             stored["base64"] = base64.b64encode(response.content).decode("ascii")
     headers = {h: response.headers[h] for h in _KEPT_HEADERS if h in response.headers}
-    if response.is_success and "request-id" in headers:
-        # A success's request id differs on every call; an error's is what you would
-        # quote to Anthropic, and the caller's exception carries it: keep that one.
-        headers["request-id"] = RECORDED_REQUEST_ID
+    if vocabulary is not None and "x-request-id" in response.headers:
+        # OpenAI's request id (its SDK's ``_request_id``, and its exceptions').
+        headers["x-request-id"] = response.headers["x-request-id"]
+    for name in _REQUEST_ID_HEADERS:
+        if response.is_success and name in headers:
+            # A success's request id differs on every call; an error's is what you would
+            # quote to the provider, and the caller's exception carries it: keep that one.
+            headers[name] = RECORDED_REQUEST_ID
     stored["headers"] = headers
     dehydrated: dict[str, Any] = dehydrate_json(stored)
     return dehydrated, stored_to_live
@@ -363,7 +369,8 @@ class AnswerHead(NamedTuple):
     status: int
     before: tuple[tuple[bytes, bytes], ...]
     after: tuple[tuple[bytes, bytes], ...]
-    fresh_request_id: bool
+    #: The name of the header to give a fresh request id in, or b"" for none.
+    fresh_request_id: bytes
     framed: bool
     sized: bool
     #: No ``Content-Encoding``: the body can be handed over as it is, unread
@@ -376,10 +383,10 @@ def head_of(stored: dict[str, Any]) -> AnswerHead:
     """``stored``'s ``AnswerHead``; raises what ``response_of`` would raise on it."""
     before: list[tuple[bytes, bytes]] = []
     after: list[tuple[bytes, bytes]] = []
-    fresh = False
+    fresh = b""
     for name, value in (stored.get("headers") or {}).items():
-        if name == "request-id" and value == RECORDED_REQUEST_ID:
-            fresh = True
+        if name in _REQUEST_ID_HEADERS and value == RECORDED_REQUEST_ID:
+            fresh = name.encode("ascii")
             continue
         (after if fresh else before).append((name.encode("ascii"), value.encode("ascii")))
     names = [name.lower() for name, _ in before + after]
@@ -411,7 +418,7 @@ def _response(head: AnswerHead, content: bytes, request: httpx2.Request) -> http
         content = render_frames(json.loads(content))
     headers = list(head.before)
     if head.fresh_request_id:
-        headers.append((b"request-id", fresh_request_id().encode("ascii")))
+        headers.append((head.fresh_request_id, fresh_request_id().encode("ascii")))
         headers.extend(head.after)
     if head.sized:
         headers.append((b"Content-Length", b"%d" % len(content)))

@@ -50,8 +50,9 @@ def keyless_missing_message(
     needs = NEEDS_KEY
     if provider is not None:
         variables = " or ".join(" / ".join(group) for group in provider.key_variables)
+        article = "an" if provider.title[:1] in "AEIOU" else "a"  # an OpenAI, a Google
         needs = (
-            f"Recording it needs a {provider.title} API key: set {variables} (in the "
+            f"Recording it needs {article} {provider.title} API key: set {variables} (in the "
             "environment or in .env; no Anthropic API key is needed), and run again."
         )
     elif platform is not None:

@@ -237,9 +237,7 @@ def _live_hit(data: bytes, live: list[_Live], depth: int = 0) -> Hit | None:
     return None
 
 
-def _encoded_live_hit(
-    runs: Iterable[tuple[int, bytes]], live: list[_Live]
-) -> Hit | None:
+def _encoded_live_hit(runs: Iterable[tuple[int, bytes]], live: list[_Live]) -> Hit | None:
     """A live value's base64 form in one of ``runs`` (its letters at any alignment, in
     either alphabet), found without decoding."""
     for start, run in runs:
@@ -289,9 +287,7 @@ def _scan(data: bytes, live: list[_Live], allowed: AllowedSecrets, depth: int) -
     return None
 
 
-def _scan_base64(
-    data: bytes, live: list[_Live], allowed: AllowedSecrets, depth: int
-) -> Hit | None:
+def _scan_base64(data: bytes, live: list[_Live], allowed: AllowedSecrets, depth: int) -> Hit | None:
     """A secret inside what a base64-looking run decodes to. All runs are decoded and
     scanned as one text; only a hit goes back to find its run. A run the allowlist
     admits is still looked into for live values (an entry admits shapes, never a
@@ -303,9 +299,7 @@ def _scan_base64(
         if hit is not None:
             return hit
     decoded = [
-        (start, text, allowed.allows(run))
-        for start, run in runs
-        for text in _decodings(run)
+        (start, text, allowed.allows(run)) for start, run in runs for text in _decodings(run)
     ]
     if not decoded:
         return None
@@ -475,6 +469,8 @@ def streamed_texts(value: Any) -> list[str]:
                 key = index if type(index) is int else json.dumps(index, sort_keys=True)
                 pieces = blocks.setdefault((stream[0], key), [])
                 pieces.extend(delta[f] for f in _DELTA_FIELDS if isinstance(delta.get(f), str))
+            for block, piece in _openai_pieces(node):
+                blocks.setdefault(block, []).append(piece)
             for child in node.values():
                 walk(child)
         elif isinstance(node, list):
@@ -483,6 +479,44 @@ def streamed_texts(value: Any) -> list[str]:
 
     walk(value)
     return ["".join(pieces) for pieces in blocks.values() if pieces]
+
+
+#: OpenAI Responses stream events whose ``delta`` is a piece of one part's text.
+_OPENAI_TEXT_EVENTS: Final = frozenset(
+    {
+        "response.output_text.delta",
+        "response.refusal.delta",
+        "response.function_call_arguments.delta",
+        "response.reasoning_text.delta",
+        "response.reasoning_summary_text.delta",
+    }
+)
+
+
+def _openai_pieces(node: dict[Any, Any]) -> Iterator[tuple[tuple[int, int | str], str]]:
+    """(block, piece) of an OpenAI stream's event: a Chat Completions chunk's content,
+    refusal and tool arguments by choice and call, a Responses delta by item and part.
+    The block keys are strings, never the ints Anthropic's blocks are keyed by."""
+    kind = node.get("type")
+    if kind in _OPENAI_TEXT_EVENTS and isinstance(node.get("delta"), str):
+        part = json.dumps(
+            [node.get("item_id"), node.get("content_index"), node.get("summary_index")]
+        )
+        yield (0, f"{kind}:{part}"), node["delta"]
+    if node.get("object") != "chat.completion.chunk" or not isinstance(node.get("choices"), list):
+        return
+    for choice in node["choices"]:
+        delta = choice.get("delta") if isinstance(choice, dict) else None
+        if not isinstance(delta, dict):
+            continue
+        where = json.dumps([node.get("id"), choice.get("index")])
+        for field in ("content", "refusal"):
+            if isinstance(delta.get(field), str):
+                yield (0, f"chat {field}:{where}"), delta[field]
+        for call in delta.get("tool_calls") or []:
+            function = call.get("function") if isinstance(call, dict) else None
+            if isinstance(function, dict) and isinstance(function.get("arguments"), str):
+                yield (0, f"chat tool:{where}:{call.get('index')}"), function["arguments"]
 
 
 _PLAIN_KEY: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")

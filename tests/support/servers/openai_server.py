@@ -52,7 +52,8 @@ Markers in the text of the last user input steer the answer:
 ``[[secret]]``
     the answer's text holds an ``sk-proj-`` shaped key.
 ``[[cache]]``
-    fixed usage numbers with cached and reasoning tokens filled in.
+    fixed usage numbers with cached and reasoning tokens (and, for Responses, tokens
+    written to the cache) filled in.
 ``[[tool:NAME {json}]]``
     (with tools) a call of tool NAME with those arguments; without the marker, a
     text mentioning the weather calls the first tool with ``{"location": ...}``.
@@ -592,9 +593,13 @@ def _responses_usage(body: JSONObject, text: str, output: list[JSONObject]) -> J
         if item["type"] != "reasoning"
     )
     numbers = _usage_numbers(prompt, completion, text, isinstance(body.get("reasoning"), dict))
+    details: JSONObject = {"cached_tokens": numbers["cached"], "cache_write_tokens": 0}
+    if "[[cache]]" in text:  # Responses also reports the prompt tokens written to the cache
+        written = {"ttl_30m_tokens": 40, "ttl_12h_tokens": 0}
+        details.update(cache_write_tokens=40, cache_write_tokens_details=written)
     return {
         "input_tokens": numbers["prompt"],
-        "input_tokens_details": {"cached_tokens": numbers["cached"], "cache_write_tokens": 0},
+        "input_tokens_details": details,
         "output_tokens": numbers["completion"],
         "output_tokens_details": {"reasoning_tokens": numbers["reasoning"]},
         "total_tokens": numbers["prompt"] + numbers["completion"],

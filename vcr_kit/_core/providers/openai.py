@@ -56,9 +56,22 @@ def stream_refusal(events: StoredEvents) -> str | None:
     return f"the stream ended after {len(events)} events, before its final event ({final})"
 
 
+#: 400s whose cause is what the server keeps, not the request: a chain quoting a
+#: response it does not have (the id of an answer vcr_kit replayed, which no server
+#: ever gave: stored, the 400 would answer that request for good).
+_UNEARNED_CODES: Final = {
+    "previous_response_not_found": "the responses the server keeps (a replayed response's "
+    "id is unknown to it: record the whole chain again)",
+}
+
+
 def error_refusal(status: int, body: Any) -> str | None:
-    """Beyond the statuses every provider shares: an exhausted quota is a 429 already."""
-    del status, body
+    """Beyond the statuses every provider shares (an exhausted quota is a 429 already):
+    a 400 about a previous response the server does not have."""
+    error = body.get("error") if isinstance(body, Mapping) else None
+    code = error.get("code") if isinstance(error, Mapping) else None
+    if status == 400 and code in _UNEARNED_CODES:
+        return f"a 400 {code} depends on {_UNEARNED_CODES[code]}, not on the request"
     return None
 
 
@@ -177,7 +190,7 @@ def usage(response: Mapping[str, Any]) -> Usage:
 _ERROR_TYPES: Final = {
     400: ("invalid_request_error", None),
     401: ("invalid_request_error", "invalid_api_key"),
-    403: ("invalid_request_error", "unsupported_country_region_territory"),
+    403: ("request_forbidden", "unsupported_country_region_territory"),
     404: ("invalid_request_error", "model_not_found"),
     429: ("requests", "rate_limit_exceeded"),
     500: ("server_error", None),
@@ -232,6 +245,7 @@ PROVIDER: Final = Provider(
             ("system_fingerprint", "fp_vcr"),
             ("obfuscation", ""),
         ),
+        stable_objects=("model",),
     ),
     stream_refusal=stream_refusal,
     error_refusal=error_refusal,
