@@ -39,8 +39,10 @@ from .._core.config import faults_from_environment
 from .._core.faults import Fault, Kind, Schedule, Spec, facts_of, parse_spec
 from .._core.http_request import name_and_stored
 from .._core.httplib import library_of
+from .._core.providers import Provider, provider_named
 from .._ledger.notes import Event, note
 from ..errors import ConfigError
+from .fault_shapes import provider_error_answer, provider_error_event
 from .live import to_local_proxy
 from .patience import Patience, patience_of
 from .recorder import AsyncLiveSend, HttpRecorder, LiveSend
@@ -94,8 +96,13 @@ def new_request_id() -> str:
     return "req_vcrfault_" + os.urandom(10).hex()
 
 
-def error_answer(fault: Fault, request_id: str) -> tuple[int, list[tuple[str, str]], bytes]:
-    """The status, headers and body the API sends for ``fault`` (an API error)."""
+def error_answer(
+    fault: Fault, request_id: str, provider: Provider | None = None
+) -> tuple[int, list[tuple[str, str]], bytes]:
+    """The status, headers and body the API sends for ``fault`` (an API error);
+    ``provider``: another provider's API (``fault_shapes``)."""
+    if provider is not None:
+        return provider_error_answer(fault, request_id, provider)
     kind = fault.kind
     body = {
         "type": "error",
@@ -119,8 +126,17 @@ def error_answer(fault: Fault, request_id: str) -> tuple[int, list[tuple[str, st
     return kind.status, headers, json.dumps(body).encode("utf-8")
 
 
-def error_event(request_id: str) -> bytes:
-    """The SSE ``error`` event the API sends when it is overloaded mid-stream."""
+def error_event(
+    request_id: str,
+    provider: Provider | None = None,
+    events: list[bytes] | None = None,
+    sent: int = 0,
+) -> bytes:
+    """The SSE ``error`` event the API sends when it is overloaded mid-stream; for
+    another ``provider``, its own way of failing its stream of ``events`` after
+    ``sent`` of them (``fault_shapes``)."""
+    if provider is not None:
+        return provider_error_event(provider, events or [], sent)
     data = {
         "type": "error",
         "error": {"type": "overloaded_error", "message": "Overloaded"},
@@ -192,7 +208,7 @@ class _FaultedEvents:
                 if fault.name == "cut_after":
                     yield 0.0, self._lib.RemoteProtocolError(CUT_MESSAGE, request=request)
                 else:
-                    yield 0.0, error_event(injection.request_id)
+                    yield 0.0, injection.error_event(self.events, index)
                 return
             if fault.name == "delay" and index > 0:
                 injection.met()
@@ -368,6 +384,8 @@ class Injection:
     path: Path | None
     plan: FaultPlan
     request: httpx2.Request
+    #: The provider the request goes to (None: Anthropic): the shape of its errors.
+    provider: Provider | None = None
     _met: bool = field(default=False, repr=False)
 
     def met(self) -> None:
@@ -377,6 +395,14 @@ class Injection:
         self._met = True
         self.plan.injected.append(Injected(self.fault.name, self.request_id, self.path))
         note(Event.FAULT, self.path, detail=f"{self.fault.name} ({self.request_id})")
+
+    def error_answer(self) -> tuple[int, list[tuple[str, str]], bytes]:
+        """The status, headers and body of this API error, in its provider's shape."""
+        return error_answer(self.fault, self.request_id, self.provider)
+
+    def error_event(self, events: list[bytes], sent: int) -> bytes:
+        """What breaks the stream of ``events`` after ``sent`` of them (``error_after``)."""
+        return error_event(self.request_id, self.provider, events, sent)
 
 
 def decide(
@@ -391,13 +417,15 @@ def decide(
         return None
     try:
         body = bytes(request.content)
-        name = name_and_stored(request)[0]
+        name, stored = name_and_stored(request)
     except Exception:  # a body not read yet, a request with no key: the recorder says why
         return None
-    fault = plan.schedule.next_fault(facts_of(name, body))
+    target = request.url.raw_path.decode("ascii", "replace")  # Gemini's model and stream
+    fault = plan.schedule.next_fault(facts_of(name, body, target))
     if fault is None:
         return None
-    injection = Injection(fault, new_request_id(), fixtures_dir / name, plan, request)
+    provider = provider_named(stored.get("provider")) if isinstance(stored, dict) else None
+    injection = Injection(fault, new_request_id(), fixtures_dir / name, plan, request, provider)
     if fault.name not in MET_WHEN_READ:
         injection.met()
     return injection
@@ -408,7 +436,7 @@ def _before(injection: Injection, patience: Patience) -> tuple[Any, float]:
     or None; seconds to wait first). An exception after a wait is the client's timeout."""
     fault, request = injection.fault, injection.request
     if fault.kind.kind is Kind.API:
-        status, headers, body = error_answer(fault, injection.request_id)
+        status, headers, body = injection.error_answer()
         lib = library_of(request)
         return lib.Response(status, headers=headers, content=body, request=request), 0.0
     if fault.kind.kind is Kind.TRANSPORT:
