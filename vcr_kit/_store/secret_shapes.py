@@ -497,8 +497,8 @@ def _openai_pieces(node: dict[Any, Any]) -> Iterator[tuple[tuple[int, int | str]
     """(block, piece) of an OpenAI stream's event: a Chat Completions chunk's content,
     refusal and tool arguments by choice and call, a Responses delta by item and part.
     The block keys are strings, never the ints Anthropic's blocks are keyed by."""
-    kind = node.get("type")
-    if kind in _OPENAI_TEXT_EVENTS and isinstance(node.get("delta"), str):
+    kind = node.get("type")  # any JSON in a fixture: a list here must not stop the scan
+    if isinstance(kind, str) and kind in _OPENAI_TEXT_EVENTS and isinstance(node.get("delta"), str):
         part = json.dumps(
             [node.get("item_id"), node.get("content_index"), node.get("summary_index")]
         )
@@ -513,7 +513,8 @@ def _openai_pieces(node: dict[Any, Any]) -> Iterator[tuple[tuple[int, int | str]
         for field in ("content", "refusal"):
             if isinstance(delta.get(field), str):
                 yield (0, f"chat {field}:{where}"), delta[field]
-        for call in delta.get("tool_calls") or []:
+        calls = delta.get("tool_calls")
+        for call in calls if isinstance(calls, list) else ():
             function = call.get("function") if isinstance(call, dict) else None
             if isinstance(function, dict) and isinstance(function.get("arguments"), str):
                 yield (0, f"chat tool:{where}:{call.get('index')}"), function["arguments"]
