@@ -424,6 +424,20 @@ class HttpOptionsTest(GeminiCase):
         self.assertEqual(self.in_test(again), "Echo: through http_options")
         self.assertEqual(len(self.server.log), 1)
 
+    def test_google_api_key_records_as_well(self) -> None:
+        os.environ.update({"GOOGLE_API_KEY": self.key, "GOOGLE_GEMINI_BASE_URL": self.server.url})
+
+        def ask(test: vcr_kit.VCRTestCase) -> str | None:
+            test.assertNotIn("GEMINI_API_KEY", os.environ)  # no stand-in beside a real key
+            client = genai.Client()
+            answer = client.models.generate_content(model=MODEL, contents=PROMPT)
+            test.assertRecorded(1)
+            return answer.text
+
+        self.assertEqual(self.in_test(ask), f"Echo: {PROMPT}")
+        self.assertEqual(self.server.log[0].headers["x-goog-api-key"], self.key)
+        self.assert_no_key_stored()
+
     def test_vertex_express_mode_records_and_replays_on_its_default_host(self) -> None:
         # vertexai=True with an API key: Vertex AI's paths, the key in x-goog-api-key.
         os.environ.update(
