@@ -181,6 +181,8 @@ class RecordReplayTest(GeminiCase):
         self.assertEqual(scenarios.without_ids(replayed), scenarios.without_ids(recorded))
         # The live responseIds are stored as stand-ins; the caller gets ids of their own.
         self.assertRegex(replayed["sync"]["plain"]["id"], r"^gresp_vcr_[0-9a-f]{24}$")
+        self.assertNotEqual(replayed["sync"]["plain"]["id"], recorded["sync"]["plain"]["id"])
+        self.assertEqual(len(replayed["sync"]["stream"]["ids"]), 1)  # one answer, one id
         texts = "".join(data.decode() for data in first.values())
         self.assertFalse([i for i in self.server.response_ids if i in texts])
         chunks = sum(recorded[run]["stream"]["chunks"] for run in ("sync", "async"))
@@ -413,15 +415,19 @@ class HttpOptionsTest(GeminiCase):
         self.replay_env()
         os.environ["VCR_HOSTS"] = host
 
-        def again(test: vcr_kit.VCRTestCase) -> str | None:
+        def again(test: vcr_kit.VCRTestCase) -> list[Any]:
             client = genai.Client(http_options=options)  # no key: the stand-in
-            answer = client.models.generate_content(
-                model=MODEL, contents="through http_options"
-            ).text
+            answers = [
+                client.models.generate_content(model=MODEL, contents="through http_options")
+                for _ in range(2)
+            ]
             test.assertNoLiveCalls()
-            return answer
+            return [[answer.text, answer.response_id] for answer in answers]
 
-        self.assertEqual(self.in_test(again), "Echo: through http_options")
+        (text, first), (same, second) = self.in_test(again)
+        self.assertEqual([text, same], ["Echo: through http_options"] * 2)
+        # One fixture, two answers: each its own responseId, as the API gives.
+        self.assertNotEqual(first, second)
         self.assertEqual(len(self.server.log), 1)
 
     def test_google_api_key_records_as_well(self) -> None:

@@ -472,9 +472,17 @@ def _replacer(fixture_stem: str, live: dict[str, str] | None) -> Callable[[re.Ma
     return replace
 
 
+#: Stand-ins of the ids that name one answer and that no request quotes back (Gemini's
+#: ``responseId``): like a message's, given afresh to every answer, never kept.
+_EACH_ANSWER: Final = (
+    "msg_vcr_",
+    *(f"{p}vcr" for provider in PROVIDERS.values() for _, p in provider.ids.id_fields),
+)
+
+
 def _give(stored: str, fixture_stem: str, is_tool: bool, live_id: str | None) -> str:
     token = _token(stored, fixture_stem)
-    is_message = stored.startswith("msg_vcr_")
+    is_message = stored.startswith(_EACH_ANSWER)
     with IDS.lock:
         known = None if is_tool or is_message else IDS.given_of_token.get(token)
         if is_tool:
