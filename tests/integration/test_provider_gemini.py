@@ -12,6 +12,7 @@ re-records byte for byte. One child test replays them in a process with no netwo
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import os
@@ -24,6 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import google.oauth2.credentials
 import httpx2
 import pytest
 from google import genai
@@ -471,6 +473,49 @@ class HttpOptionsTest(GeminiCase):
             return answer
 
         self.assertEqual(self.in_test(again), "Echo: on Vertex")
+        self.assertEqual(len(self.server.log), 1)
+
+    def test_vertex_with_google_credentials_replays_with_none(self) -> None:
+        # vertexai=True with a project: Google credentials (an access token), the
+        # project and location in the path; a replay looks no credentials up.
+        os.environ.update(
+            {"VCR_MODE": "auto", "VCR_HOSTS": self.server.url.removeprefix("http://")}
+        )
+        token = "ya29." + google_key()
+        where = {"project": "vcr-test-project", "location": "us-central1"}
+        options = types.HttpOptions(base_url=self.server.url)
+
+        def ask(test: vcr_kit.VCRTestCase) -> str | None:
+            credentials = google.oauth2.credentials.Credentials(token=token)
+            client = genai.Client(
+                vertexai=True, credentials=credentials, http_options=options, **where
+            )
+            return client.models.generate_content(model=MODEL, contents="on Vertex").text
+
+        self.assertEqual(self.in_test(ask), "Echo: on Vertex")
+        (request,) = self.server.log
+        self.assertEqual(request.headers["authorization"], f"Bearer {token}")
+        self.assertEqual(
+            request.path,
+            "/v1beta1/projects/vcr-test-project/locations/us-central1/publishers/google/models/"
+            f"{MODEL}:generateContent",
+        )
+        (text,) = [data.decode() for data in fixture_bytes(self.fixtures).values()]
+        self.assertNotIn(token, text)
+
+        self.replay_env()
+        # No credentials anywhere: google-auth would fail to find any.
+        os.environ["GOOGLE_APPLICATION_CREDENTIALS"] = str(self.fixtures / "none.json")
+
+        def again(test: vcr_kit.VCRTestCase) -> list[str | None]:
+            client = genai.Client(vertexai=True, **where)  # us-central1-aiplatform.googleapis.com
+            answer = client.models.generate_content(model=MODEL, contents="on Vertex")
+            later = client.aio.models.generate_content(model=MODEL, contents="on Vertex")
+            answers = [answer.text, asyncio.run(later).text]  # the async token look-up too
+            test.assertNoLiveCalls()
+            return answers
+
+        self.assertEqual(self.in_test(again), ["Echo: on Vertex"] * 2)
         self.assertEqual(len(self.server.log), 1)
 
 
