@@ -12,6 +12,7 @@ re-records byte for byte. One child test replays them in a process with no netwo
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import os
@@ -24,6 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import google.oauth2.credentials
 import httpx2
 import pytest
 from google import genai
@@ -181,6 +183,8 @@ class RecordReplayTest(GeminiCase):
         self.assertEqual(scenarios.without_ids(replayed), scenarios.without_ids(recorded))
         # The live responseIds are stored as stand-ins; the caller gets ids of their own.
         self.assertRegex(replayed["sync"]["plain"]["id"], r"^gresp_vcr_[0-9a-f]{24}$")
+        self.assertNotEqual(replayed["sync"]["plain"]["id"], recorded["sync"]["plain"]["id"])
+        self.assertEqual(len(replayed["sync"]["stream"]["ids"]), 1)  # one answer, one id
         texts = "".join(data.decode() for data in first.values())
         self.assertFalse([i for i in self.server.response_ids if i in texts])
         chunks = sum(recorded[run]["stream"]["chunks"] for run in ("sync", "async"))
@@ -413,16 +417,34 @@ class HttpOptionsTest(GeminiCase):
         self.replay_env()
         os.environ["VCR_HOSTS"] = host
 
-        def again(test: vcr_kit.VCRTestCase) -> str | None:
+        def again(test: vcr_kit.VCRTestCase) -> list[Any]:
             client = genai.Client(http_options=options)  # no key: the stand-in
-            answer = client.models.generate_content(
-                model=MODEL, contents="through http_options"
-            ).text
+            answers = [
+                client.models.generate_content(model=MODEL, contents="through http_options")
+                for _ in range(2)
+            ]
             test.assertNoLiveCalls()
-            return answer
+            return [[answer.text, answer.response_id] for answer in answers]
 
-        self.assertEqual(self.in_test(again), "Echo: through http_options")
+        (text, first), (same, second) = self.in_test(again)
+        self.assertEqual([text, same], ["Echo: through http_options"] * 2)
+        # One fixture, two answers: each its own responseId, as the API gives.
+        self.assertNotEqual(first, second)
         self.assertEqual(len(self.server.log), 1)
+
+    def test_google_api_key_records_as_well(self) -> None:
+        os.environ.update({"GOOGLE_API_KEY": self.key, "GOOGLE_GEMINI_BASE_URL": self.server.url})
+
+        def ask(test: vcr_kit.VCRTestCase) -> str | None:
+            test.assertNotIn("GEMINI_API_KEY", os.environ)  # no stand-in beside a real key
+            client = genai.Client()
+            answer = client.models.generate_content(model=MODEL, contents=PROMPT)
+            test.assertRecorded(1)
+            return answer.text
+
+        self.assertEqual(self.in_test(ask), f"Echo: {PROMPT}")
+        self.assertEqual(self.server.log[0].headers["x-goog-api-key"], self.key)
+        self.assert_no_key_stored()
 
     def test_vertex_express_mode_records_and_replays_on_its_default_host(self) -> None:
         # vertexai=True with an API key: Vertex AI's paths, the key in x-goog-api-key.
@@ -451,6 +473,49 @@ class HttpOptionsTest(GeminiCase):
             return answer
 
         self.assertEqual(self.in_test(again), "Echo: on Vertex")
+        self.assertEqual(len(self.server.log), 1)
+
+    def test_vertex_with_google_credentials_replays_with_none(self) -> None:
+        # vertexai=True with a project: Google credentials (an access token), the
+        # project and location in the path; a replay looks no credentials up.
+        os.environ.update(
+            {"VCR_MODE": "auto", "VCR_HOSTS": self.server.url.removeprefix("http://")}
+        )
+        token = "ya29." + google_key()
+        where = {"project": "vcr-test-project", "location": "us-central1"}
+        options = types.HttpOptions(base_url=self.server.url)
+
+        def ask(test: vcr_kit.VCRTestCase) -> str | None:
+            credentials = google.oauth2.credentials.Credentials(token=token)
+            client = genai.Client(
+                vertexai=True, credentials=credentials, http_options=options, **where
+            )
+            return client.models.generate_content(model=MODEL, contents="on Vertex").text
+
+        self.assertEqual(self.in_test(ask), "Echo: on Vertex")
+        (request,) = self.server.log
+        self.assertEqual(request.headers["authorization"], f"Bearer {token}")
+        self.assertEqual(
+            request.path,
+            "/v1beta1/projects/vcr-test-project/locations/us-central1/publishers/google/models/"
+            f"{MODEL}:generateContent",
+        )
+        (text,) = [data.decode() for data in fixture_bytes(self.fixtures).values()]
+        self.assertNotIn(token, text)
+
+        self.replay_env()
+        # No credentials anywhere: google-auth would fail to find any.
+        os.environ["GOOGLE_APPLICATION_CREDENTIALS"] = str(self.fixtures / "none.json")
+
+        def again(test: vcr_kit.VCRTestCase) -> list[str | None]:
+            client = genai.Client(vertexai=True, **where)  # us-central1-aiplatform.googleapis.com
+            answer = client.models.generate_content(model=MODEL, contents="on Vertex")
+            later = client.aio.models.generate_content(model=MODEL, contents="on Vertex")
+            answers = [answer.text, asyncio.run(later).text]  # the async token look-up too
+            test.assertNoLiveCalls()
+            return answers
+
+        self.assertEqual(self.in_test(again), ["Echo: on Vertex"] * 2)
         self.assertEqual(len(self.server.log), 1)
 
 

@@ -28,7 +28,8 @@ The same model methods answer under Vertex AI's paths too (google-genai with
 mode, with an API key) and ``/v1beta1/projects/{p}/locations/{l}/publishers/google/...``.
 
 Credentials are checked as Google checks them: the key comes in the ``x-goog-api-key``
-header (what google-genai sends) or a ``key=`` query parameter.  No key: 403
+header (what google-genai sends) or a ``key=`` query parameter (Vertex AI's OAuth access
+token comes in ``Authorization: Bearer``; a refused one gets a 401).  No key: 403
 ``PERMISSION_DENIED`` ("Method doesn't allow unregistered callers ...").  A key in
 ``GeminiServer.refused_keys``: 400 ``INVALID_ARGUMENT`` with an ``ErrorInfo`` detail
 whose reason is ``API_KEY_INVALID``, as a revoked or mistyped key gets.
@@ -559,6 +560,11 @@ class _Handler(BaseHTTPRequestHandler):
             raise _fail(404, f"Method not found: {method}")
 
     def _check_key(self, request: LoggedRequest) -> None:
+        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() == "bearer" and token.strip():  # Vertex AI: an OAuth access token
+            if token.strip() in self.server.owner.refused_keys:
+                raise _fail(401)
+            return
         key = (
             request.headers.get("x-goog-api-key") or (parse_qs(request.query).get("key") or [""])[0]
         )
