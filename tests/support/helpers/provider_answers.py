@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 __all__ = [
     "ENDPOINTS",
     "PROVIDER_NAMES",
+    "UNEARNED_CASES",
     "Endpoint",
     "earned_answers",
     "endpoints",
@@ -29,6 +30,7 @@ __all__ = [
     "good_answers",
     "stored_request",
     "transient_answers",
+    "unearned_classes",
 ]
 
 PROVIDER_NAMES = ("anthropic", "openai", "gemini")
@@ -550,17 +552,28 @@ def _stream_error(endpoint: Endpoint) -> dict[str, Any]:
     return event
 
 
-@st.composite
-def transient_answers(draw: st.DrawFn, endpoint: Endpoint) -> tuple[str, dict[str, Any]]:
-    """(what, an answer) that ``endpoint``'s request did not earn: never stored, never
-    compared by drift."""
-    how = draw(
-        st.sampled_from(
-            ["status", "page", "html", "cut json", "shape"]
-            + (["cut stream", "stream error"] if endpoint.streams else [])
-            + (["bad key"] if endpoint.provider == "gemini" else [])
-        )
+def unearned_classes(endpoint: Endpoint) -> list[str]:
+    """The classes of answer ``endpoint``'s request never earns (``transient_answers``)."""
+    return (
+        ["status", "page", "html", "cut json", "shape"]
+        + (["cut stream", "stream error"] if endpoint.streams else [])
+        + (["bad key"] if endpoint.provider == "gemini" else [])
     )
+
+
+#: Every (endpoint, class of unearned answer): a property that checks each of them in
+#: every example cannot miss a class that one provider's rule stopped refusing.
+UNEARNED_CASES = [(e, how) for e in ENDPOINTS for how in unearned_classes(e)]
+
+
+@st.composite
+def transient_answers(
+    draw: st.DrawFn, endpoint: Endpoint, how: str | None = None
+) -> tuple[str, dict[str, Any]]:
+    """(what, an answer) that ``endpoint``'s request did not earn: never stored, never
+    compared by drift. ``how``: one of ``unearned_classes(endpoint)``, else any."""
+    if how is None:
+        how = draw(st.sampled_from(unearned_classes(endpoint)))
     if how == "status":
         status = draw(TRANSIENT_STATUSES)
         return how, {
