@@ -52,7 +52,10 @@ def vocabulary_of(endpoint: Endpoint) -> IdVocabulary:
 
 
 def _id_pattern(vocabulary: IdVocabulary) -> re.Pattern[str]:
+    """The live ids with a prefix (none for Gemini: then a pattern that matches nothing)."""
     prefixes = sorted((*vocabulary.tool_prefixes, *vocabulary.other_prefixes), key=len)[::-1]
+    if not prefixes:
+        return re.compile(r"(?!)()")
     return re.compile(rf"({'|'.join(map(re.escape, prefixes))})[A-Za-z0-9_-]{{12,}}")
 
 
