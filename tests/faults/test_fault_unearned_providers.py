@@ -22,7 +22,6 @@ import tempfile
 import threading
 import unittest
 import warnings
-from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, ClassVar
@@ -141,32 +140,36 @@ class _Server(BaseHTTPRequestHandler):
         pass
 
 
-def call(kind: str, url: str) -> Callable[[], Any]:
-    """The SDK call of ``kind``, as the code under test makes it (no retries: the test
-    is about the file, not the SDK's patience)."""
+class Clients:
+    """The SDKs' clients, built once as code does at import time (the seams record a
+    client whatever its age); no retries: the test is about the file, not the SDK's
+    patience."""
 
-    def run() -> Any:
-        if kind.startswith(("chat", "responses")):
-            with openai.OpenAI(base_url=f"{url}/v1", api_key=OPENAI_KEY, max_retries=0) as sdk:
-                messages: Any = [{"role": "user", "content": "Say hi."}]
-                if kind == "chat":
-                    return sdk.chat.completions.create(model="gpt-4.1", messages=messages)
-                if kind == "chat stream":
-                    return list(sdk.chat.completions.create(
-                        model="gpt-4.1", messages=messages, stream=True))  # fmt: skip
-                return list(sdk.responses.create(model="gpt-4.1", input="Say hi.", stream=True))
-        client = genai.Client(api_key=GEMINI_KEY, http_options=types.HttpOptions(
+    def __init__(self, url: str) -> None:
+        self.openai = openai.OpenAI(base_url=f"{url}/v1", api_key=OPENAI_KEY, max_retries=0)
+        self.gemini = genai.Client(api_key=GEMINI_KEY, http_options=types.HttpOptions(
             base_url=url, retry_options=types.HttpRetryOptions(attempts=1)))  # fmt: skip
-        if kind == "gemini":
-            return client.models.generate_content(model="gemini-2.5-flash", contents="Say hi.")
-        return list(client.models.generate_content_stream(
-            model="gemini-2.5-flash", contents="Say hi."))  # fmt: skip
 
-    return run
+    def call(self, kind: str) -> Any:
+        messages: Any = [{"role": "user", "content": "Say hi."}]
+        if kind == "chat":
+            return self.openai.chat.completions.create(model="gpt-4.1", messages=messages)
+        if kind == "chat stream":
+            return list(self.openai.chat.completions.create(
+                model="gpt-4.1", messages=messages, stream=True))  # fmt: skip
+        if kind == "responses stream":
+            return list(self.openai.responses.create(model="gpt-4.1", input="Say hi.",
+                                                     stream=True))  # fmt: skip
+        if kind == "gemini":
+            return self.gemini.models.generate_content(model="gemini-2.5-flash",
+                                                       contents="Say hi.")  # fmt: skip
+        return list(self.gemini.models.generate_content_stream(
+            model="gemini-2.5-flash", contents="Say hi."))  # fmt: skip
 
 
 class UnearnedAtEveryProviderTest(unittest.TestCase):
     server: ClassVar[ThreadingHTTPServer]
+    clients: ClassVar[Clients]
 
     @classmethod
     def setUpClass(cls) -> None:
@@ -174,9 +177,12 @@ class UnearnedAtEveryProviderTest(unittest.TestCase):
         cls.env.__enter__()
         cls.server = ThreadingHTTPServer(("127.0.0.1", 0), _Server)
         threading.Thread(target=cls.server.serve_forever, daemon=True).start()
+        host, port = cls.server.server_address[:2]
+        cls.clients = Clients(f"http://{host!s}:{port}")
 
     @classmethod
     def tearDownClass(cls) -> None:
+        cls.clients.openai.close()
         cls.server.shutdown()
         cls.server.server_close()
         cls.env.__exit__(None, None, None)
@@ -189,7 +195,7 @@ class UnearnedAtEveryProviderTest(unittest.TestCase):
         self.addCleanup(shutil.rmtree, folder, ignore_errors=True)
         self.server.answer = answer  # type: ignore[attr-defined]
         host, port = self.server.server_address[:2]
-        url = f"http://{host!s}:{port}"
+        clients = self.clients
         caught: list[str] = []
 
         class CodeUnderTest(vcr_kit.VCRTestCase):
@@ -201,7 +207,7 @@ class UnearnedAtEveryProviderTest(unittest.TestCase):
                 try:
                     with warnings.catch_warnings():  # a model with no price yet: not the point
                         warnings.simplefilter("ignore")
-                        call(kind, url)()
+                        clients.call(kind)
                 except vcr_kit.VCRError as exc:
                     caught.append(str(exc))
                 except Exception:  # what the SDK makes of a strange answer is its business
