@@ -159,7 +159,7 @@ def _stored(request: httpx2.Request, body: Any) -> dict[str, Any]:
     url = request.url
     path = quoted_tokens(url.path)  # GET /v1/messages/batches/<id>
     stored: dict[str, Any] = {"method": request.method, "path": path, "body": body}
-    provider = provider_of(url.host, url.port, url.path, provider_base_urls())
+    provider = provider_of(url.host, url.port, url.path, provider_base_urls)
     if provider is not None:  # Anthropic's requests name none: their names never changed
         stored["provider"] = provider.name
     if url.query:  # parsed only when there is one (a GET with a limit, say)

@@ -13,7 +13,7 @@ the environment is read in ``config``.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from typing import Any, Final
 from urllib.parse import urlsplit
@@ -62,20 +62,31 @@ def provider_of_path(path: str) -> Provider | None:
 
 
 def provider_of(
-    host: str, port: int | None, path: str, base_urls: Iterable[tuple[str, str]] = ()
+    host: str,
+    port: int | None,
+    path: str,
+    base_urls: Callable[[], Iterable[tuple[str, str]]] = tuple,
 ) -> Provider | None:
     """The provider a request to ``host:port`` for ``path`` goes to: by its default
     hosts, else by the path (a provider's endpoint at any host: a gateway), else for
     a path that is not Anthropic's, by the host of one of its base-URL variables
-    (``base_urls``: (variable, URL) pairs set now); None for Anthropic."""
-    found = provider_of_host(host) or provider_of_path(path)
-    if found is not None or _ANTHROPIC_PATH.search(path):
+    (``base_urls()``: (variable, URL) pairs set now, asked only then); None for
+    Anthropic."""
+    found, settled = _by_host_and_path(host, path)  # every request: two cached look-ups
+    if settled:
         return found
-    for variable, url in base_urls:  # a path several APIs have (/v1/models): by the host
+    for variable, url in base_urls():  # a path several APIs have (/v1/models): by the host
         provider = _BY_VARIABLE.get(variable)
         if provider is not None and _same_host(url, host, port):
             return provider
     return None
+
+
+@lru_cache(maxsize=512)
+def _by_host_and_path(host: str, path: str) -> tuple[Provider | None, bool]:
+    """(the provider, whether that settles it) by the host and the path alone."""
+    found = provider_of_host(host) or provider_of_path(path)
+    return found, found is not None or _ANTHROPIC_PATH.search(path) is not None
 
 
 #: Anthropic's own endpoints: never another provider's, whatever host serves them (one

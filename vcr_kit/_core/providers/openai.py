@@ -119,20 +119,30 @@ def _count(value: Any) -> int:
 
 
 def _entry(model: Any, usage: Mapping[str, Any], prompt: str, output: str) -> dict[str, Any]:
-    """One usage entry in vcr_kit's terms: cached prompt tokens apart from the others
-    (OpenAI counts them inside the prompt), reasoning tokens inside the output (as
-    OpenAI counts and bills them) and also on their own."""
+    """One usage entry in vcr_kit's terms: cached and cache-written prompt tokens apart
+    from the others (OpenAI counts both inside the prompt), reasoning tokens inside the
+    output (as OpenAI counts and bills them) and also on their own."""
     prompt_details = usage.get(f"{prompt}_details")
     output_details = usage.get(f"{output}_details")
-    cached = _count(prompt_details.get("cached_tokens")) if isinstance(prompt_details, dict) else 0
+    details = prompt_details if isinstance(prompt_details, dict) else {}
+    cached = _count(details.get("cached_tokens"))
+    written = _count(details.get("cache_write_tokens"))
     reasoning = (
         _count(output_details.get("reasoning_tokens")) if isinstance(output_details, dict) else 0
     )
     counted: dict[str, Any] = {
-        "input_tokens": max(_count(usage.get(prompt)) - cached, 0),
+        "input_tokens": max(_count(usage.get(prompt)) - cached - written, 0),
         "output_tokens": _count(usage.get(output)),
         "cache_read_input_tokens": cached,
     }
+    if written:  # GPT-5.6 on bills cache writes by their retention (30 minutes, 12 hours)
+        counted["cache_creation_input_tokens"] = written
+        split = details.get("cache_write_tokens_details")
+        if isinstance(split, dict):
+            counted["cache_creation"] = {
+                "ephemeral_5m_input_tokens": _count(split.get("ttl_30m_tokens")),
+                "ephemeral_1h_input_tokens": _count(split.get("ttl_12h_tokens")),
+            }
     if reasoning:
         counted["reasoning_tokens"] = reasoning
     return {"provider": "openai", "model": model, "usage": counted}
