@@ -129,6 +129,7 @@ CASES: dict[str, tuple[str, Answer, dict[str, Answer]]] = {
 class _Server(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("content-length") or 0))
+        self.server.calls += 1  # type: ignore[attr-defined]
         status, content_type, body = self.server.answer  # type: ignore[attr-defined]
         self.send_response(status)
         self.send_header("content-type", content_type)
@@ -150,21 +151,21 @@ class Clients:
         self.gemini = genai.Client(api_key=GEMINI_KEY, http_options=types.HttpOptions(
             base_url=url, retry_options=types.HttpRetryOptions(attempts=1)))  # fmt: skip
 
-    def call(self, kind: str) -> Any:
-        messages: Any = [{"role": "user", "content": "Say hi."}]
+    def call(self, kind: str, prompt: str = "Say hi.") -> Any:
+        messages: Any = [{"role": "user", "content": prompt}]
         if kind == "chat":
             return self.openai.chat.completions.create(model="gpt-4.1", messages=messages)
         if kind == "chat stream":
             return list(self.openai.chat.completions.create(
                 model="gpt-4.1", messages=messages, stream=True))  # fmt: skip
         if kind == "responses stream":
-            return list(self.openai.responses.create(model="gpt-4.1", input="Say hi.",
+            return list(self.openai.responses.create(model="gpt-4.1", input=prompt,
                                                      stream=True))  # fmt: skip
         if kind == "gemini":
             return self.gemini.models.generate_content(model="gemini-2.5-flash",
-                                                       contents="Say hi.")  # fmt: skip
+                                                       contents=prompt)  # fmt: skip
         return list(self.gemini.models.generate_content_stream(
-            model="gemini-2.5-flash", contents="Say hi."))  # fmt: skip
+            model="gemini-2.5-flash", contents=prompt))  # fmt: skip
 
 
 class UnearnedAtEveryProviderTest(unittest.TestCase):
@@ -176,6 +177,7 @@ class UnearnedAtEveryProviderTest(unittest.TestCase):
         cls.env = vcr_environ(VCR_REPORT="0")
         cls.env.__enter__()
         cls.server = ThreadingHTTPServer(("127.0.0.1", 0), _Server)
+        cls.server.calls = 0  # type: ignore[attr-defined]
         threading.Thread(target=cls.server.serve_forever, daemon=True).start()
         host, port = cls.server.server_address[:2]
         cls.clients = Clients(f"http://{host!s}:{port}")
@@ -187,7 +189,9 @@ class UnearnedAtEveryProviderTest(unittest.TestCase):
         cls.server.server_close()
         cls.env.__exit__(None, None, None)
 
-    def record(self, kind: str, answer: Answer, errors: list[str] | None = None) -> list[str]:
+    def record(
+        self, kind: str, answer: Answer, errors: list[str] | None = None, prompt: str = "Say hi."
+    ) -> list[str]:
         """Record ``kind`` while the server gives ``answer``; the names of the files
         written. ``errors``: where the SDK's errors go (else none may happen but the
         SDK's own)."""
@@ -207,7 +211,7 @@ class UnearnedAtEveryProviderTest(unittest.TestCase):
                 try:
                     with warnings.catch_warnings():  # a model with no price yet: not the point
                         warnings.simplefilter("ignore")
-                        clients.call(kind)
+                        clients.call(kind, prompt)
                 except vcr_kit.VCRError as exc:
                     caught.append(str(exc))
                 except Exception:  # what the SDK makes of a strange answer is its business
@@ -253,6 +257,23 @@ class UnearnedAtEveryProviderTest(unittest.TestCase):
                 self.assertEqual(self.record(kind, answer, errors), [])
                 self.assertEqual(len(errors), 1, errors)
                 self.assertIn(f"it contains the value of {variable} in streamed block", errors[0])
+                self.assertNotIn(key, errors[0])
+
+    def test_a_key_shape_in_a_prompt_is_refused_before_the_call(self) -> None:
+        """The request side of the gate, at each provider: the API is not called."""
+        for kind, key, shape in (
+            ("chat", "sk-proj-" + "Pq7_" * 10, "an OpenAI key (sk-proj-...)"),
+            ("responses stream", "sk-svcacct-" + "Sv4-" * 10, "an OpenAI key (sk-proj-...)"),
+            ("gemini", "AIza" + "b" * 35, "a Google API key (AIza...)"),
+        ):
+            with self.subTest(kind=kind):
+                before = self.server.calls  # type: ignore[attr-defined]
+                errors: list[str] = []
+                written = self.record(kind, HTML, errors, prompt=f"Here: {key} (keep it)")
+                self.assertEqual((written, self.server.calls), ([], before))  # type: ignore[attr-defined]
+                self.assertEqual(len(errors), 1, errors)
+                self.assertIn(f"the request itself contains {shape} at request.body.", errors[0])
+                self.assertIn("The API was not called.", errors[0])
                 self.assertNotIn(key, errors[0])
 
 
