@@ -39,7 +39,7 @@ from vcr_kit._ledger.journal import Event
 from vcr_kit._proxy.server import Proxy
 
 CHILD = ROOT / "tests" / "support" / "children" / "provider_proxy_child.py"
-OPENAI_MODEL = "gpt-5-mini"
+OPENAI_MODEL = "gpt-5.4-mini"
 GEMINI_MODEL = "gemini-2.5-flash"
 EMBEDDING_MODEL = "text-embedding-3-small"
 OPENAI_KEY = "sk-proj-" + "p" * 48

@@ -18,7 +18,7 @@ import openai
 from google import genai
 from google.genai import errors
 
-OPENAI_MODEL = "gpt-5-mini"
+OPENAI_MODEL = "gpt-5.4-mini"  # priced: an unpriced model warns, an error under -W error
 GEMINI_MODEL = "gemini-2.5-flash"
 WEATHER: Any = {
     "type": "function",
