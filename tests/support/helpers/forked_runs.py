@@ -1,0 +1,126 @@
+"""Real pytest, unittest and script runs forked from one driver process
+(``tests/support/children/run_driver.py``), instead of a python start each.
+
+A python start that imports the SDK costs about three seconds here; a fork of the
+driver, which imported it once, a fraction of that. Each run is still a process of its
+own, started in its own folder with its own environment and ``sys.argv``, loading
+vcr_kit afresh and leaving at its end through ``sys.exit`` (its ``atexit`` handlers, the
+run record among them, run as in any process). So a test that checks what a run does
+checks it on a real run; only the interpreter's start is shared.
+
+One driver per test process (``driver()``), started on first use and stopped at the
+process's exit: the child-tier files that a pytest-xdist worker runs share it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from tests.support.helpers.env import environ_without_vcr
+from tests.support.helpers.paths import ROOT
+
+__all__ = ["RunDriver", "driver"]
+
+SCRIPT = ROOT / "tests" / "support" / "children" / "run_driver.py"
+
+
+class RunDriver:
+    """A started ``run_driver.py``: ``run`` makes one real run in a child forked from it."""
+
+    def __init__(self) -> None:
+        env = environ_without_vcr()
+        #: What the interpreter reads at its start (the path, warnings): a fork keeps the
+        #: driver's, so a run asking for others must be a python start of its own.
+        self.startup = {k: v for k, v in env.items() if k.startswith("PYTHON")}
+        self.process = subprocess.Popen(
+            [sys.executable, str(SCRIPT)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+            start_new_session=True,  # its group, so that a hung run is killed with it
+        )
+        self.outputs = Path(tempfile.mkdtemp(prefix="vcr-run-driver-"))
+        self.count = 0
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def run(
+        self,
+        runner: str,
+        args: Sequence[str],
+        *,
+        cwd: str | Path,
+        env: dict[str, str],
+        timeout: float = 300,
+    ) -> subprocess.CompletedProcess[str]:
+        """``pytest ARGS`` (``pytest.main``), ``python -m unittest ARGS`` or ``python
+        ARGS`` (runner "script") in ``cwd`` with exactly ``env``, to its end; its exit
+        status and output, as ``subprocess.run(..., capture_output=True)`` gives them.
+        A run still going after ``timeout`` seconds kills the driver (and the run) and
+        fails the test."""
+        assert self.process.stdin is not None
+        assert self.process.stdout is not None
+        startup = {k: v for k, v in env.items() if k.startswith("PYTHON")}
+        if startup != self.startup:
+            raise ValueError(f"a forked run keeps the driver's {self.startup}, not {startup}")
+        self.count += 1
+        out = self.outputs / f"{self.count}.out"
+        err = self.outputs / f"{self.count}.err"
+        request = {"cwd": str(cwd), "env": env, "runner": runner, "args": list(args),
+                   "out": str(out), "err": str(err)}  # fmt: skip
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        ready, _, _ = select.select([self.process.stdout], [], [], timeout)
+        if not ready:
+            self.stop(kill=True)
+            raise AssertionError(f"{runner} {list(args)} in {cwd}: still running after {timeout} s")
+        answer = self.process.stdout.readline()
+        if not answer:
+            raise AssertionError(f"the run driver died running {runner} {list(args)}")
+        status = int(json.loads(answer)["status"])
+        done = subprocess.CompletedProcess(
+            [runner, *args], status, out.read_text(encoding="utf-8", errors="replace"),
+            err.read_text(encoding="utf-8", errors="replace"),
+        )  # fmt: skip
+        out.unlink()
+        err.unlink()
+        return done
+
+    def stop(self, kill: bool = False) -> None:
+        if self.alive():
+            if kill:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            else:
+                assert self.process.stdin is not None
+                self.process.stdin.close()
+            self.process.wait(60)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+        for leftover in self.outputs.iterdir():
+            leftover.unlink()
+        self.outputs.rmdir()
+
+
+_DRIVER: list[RunDriver] = []
+
+
+def driver() -> RunDriver:
+    """This process's driver, started on first use (again if it died)."""
+    if not _DRIVER or not _DRIVER[0].alive():
+        if _DRIVER:
+            _DRIVER.pop().stop()
+        else:
+            atexit.register(lambda: _DRIVER and _DRIVER.pop().stop())
+        _DRIVER.append(RunDriver())
+    return _DRIVER[0]
