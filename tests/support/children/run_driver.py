@@ -16,6 +16,7 @@ is that of a new process and its settings are read from the request's environmen
 from __future__ import annotations
 
 import atexit
+import gc
 import json
 import os
 import runpy
@@ -43,6 +44,7 @@ def end_by_sigint_if_interrupted() -> None:
 atexit.register(end_by_sigint_if_interrupted)
 
 import anthropic  # noqa: E402, F401  (the slow import, paid once)
+import hypothesis.internal.observability  # noqa: E402, F401  (its pytest plugin's, at each end)
 import pytest  # noqa: E402
 
 
@@ -76,6 +78,9 @@ def run_child(request: dict[str, object]) -> None:
 
 
 def main() -> None:
+    # What is imported now is never garbage: kept out of the collections, so that each
+    # run's gc (pytest collects at its end) does not walk (and copy) the SDK's objects.
+    gc.freeze()
     for line in sys.stdin:
         request = json.loads(line)
         sys.stdout.flush()
