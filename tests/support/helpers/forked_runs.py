@@ -9,7 +9,9 @@ run record among them, run as in any process). So a test that checks what a run 
 checks it on a real run; only the interpreter's start is shared.
 
 One driver per test process (``driver()``), started on first use and stopped at the
-process's exit: the child-tier files that a pytest-xdist worker runs share it.
+process's exit: the child-tier files that a pytest-xdist worker runs share it. Each run
+raises the audit event of a process start in the test's own process, so the guard of
+the in-process tier (``tests/tiers.py``) fails an ``inprocess`` test that makes one.
 """
 
 from __future__ import annotations
@@ -74,6 +76,10 @@ class RunDriver:
         startup = {k: v for k, v in env.items() if k.startswith("PYTHON")}
         if startup != self.startup:
             raise ValueError(f"a forked run keeps the driver's {self.startup}, not {startup}")
+        # A process starts, if not from here: the audit event a start from here raises,
+        # so that the in-process tier's guard (tests/tiers.py) still sees it.
+        command = [sys.executable, str(SCRIPT), runner, *args]
+        sys.audit("subprocess.Popen", sys.executable, command, str(cwd), env)
         self.count += 1
         out = self.outputs / f"{self.count}.out"
         err = self.outputs / f"{self.count}.err"
@@ -98,15 +104,12 @@ class RunDriver:
         return done
 
     def stop(self, kill: bool = False) -> None:
-        if self.alive():
-            if kill:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            else:
-                assert self.process.stdin is not None
-                self.process.stdin.close()
-            self.process.wait(60)
-        if self.process.stdout is not None:
-            self.process.stdout.close()
+        if kill and self.alive():
+            os.killpg(self.process.pid, signal.SIGKILL)
+        for stream in (self.process.stdin, self.process.stdout):
+            if stream is not None:
+                stream.close()  # no more requests: the driver ends
+        self.process.wait(60)
         for leftover in self.outputs.iterdir():
             leftover.unlink()
         self.outputs.rmdir()
