@@ -1,12 +1,13 @@
 """Runs real test runs and scripts, many of them, fast: a process that imports the SDK,
 pytest and unittest once, then, for each request read from stdin (one JSON object a
-line: ``cwd``, ``env``, ``runner`` "pytest", "unittest" or "script", ``args``, and
-the files ``out`` and ``err`` its output goes to), forks a child that runs
-``pytest.main(args)``, ``python -m unittest args`` or ``python args[0] args[1:]`` in
-``cwd`` exactly as the command line would (``sys.argv``, ``sys.path[0]``, the
-environment, stdin from /dev/null, exit through ``sys.exit`` so that every ``atexit``
-handler runs; an uncaught exception or Ctrl-C ends it as it ends the interpreter), and
-answers ``{"status": N}`` when it ended.
+line: ``cwd``, ``env``, ``runner`` "pytest", "unittest", "script" or "code", ``args``,
+and the files ``out`` and ``err`` its output goes to), forks a child that runs
+``pytest.main(args)``, ``python -m unittest args``, ``python args[0] args[1:]`` or
+``python -c args[0] args[1:]`` in ``cwd`` exactly as the command line would
+(``sys.argv``, ``sys.path`` with the run's PYTHONPATH, the environment, stdin from
+/dev/null, exit through ``sys.exit`` so that every ``atexit`` handler runs; an uncaught
+exception or Ctrl-C ends it as it ends the interpreter), and answers ``{"status": N}``
+when it ended.
 
 vcr_kit itself is not imported here: each child loads it afresh, so its run record
 is that of a new process and its settings are read from the request's environment.
@@ -23,6 +24,7 @@ import runpy
 import signal
 import sys
 import traceback
+import types
 import unittest
 
 #: Whether the run ended by an uncaught KeyboardInterrupt (set in the child).
@@ -37,6 +39,20 @@ def end_by_sigint_if_interrupted() -> None:
         sys.stderr.flush()
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGINT)
+
+
+#: The PYTHONPATH entries the interpreter put on the driver's path.
+OWN_PYTHONPATH = [os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+                  if p]  # fmt: skip
+
+
+def set_path(first: str) -> None:
+    """``sys.path`` as a python started with the run's environment has it: ``first``
+    (the script's folder, the current one, '' for -c), then the run's PYTHONPATH
+    entries in place of the driver's, then the rest (the standard library, site)."""
+    given = [os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    rest = [p for p in sys.path[1:] if not p or os.path.abspath(p) not in OWN_PYTHONPATH]
+    sys.path[:] = [first, *given, *rest]
 
 
 # Registered before any import can register a handler, so it runs last (atexit is last
@@ -65,11 +81,18 @@ def run_child(request: dict[str, object]) -> None:
     os.environ.update({str(k): str(v) for k, v in dict(request["env"]).items()})  # type: ignore[call-overload]
     args = [str(a) for a in list(request["args"])]  # type: ignore[call-overload]
     if request["runner"] == "script":  # as `python SCRIPT ARGS`: its folder first on the path
-        sys.path[0] = os.path.dirname(os.path.abspath(args[0]))
+        set_path(os.path.dirname(os.path.abspath(args[0])))
         sys.argv = args
         runpy.run_path(args[0], run_name="__main__")
         sys.exit(0)
-    sys.path[0] = os.getcwd()  # as under `python -m ...` (not this script's folder)
+    if request["runner"] == "code":  # as `python -c CODE ARGS`, in a __main__ of its own
+        set_path("")
+        sys.argv = ["-c", *args[1:]]
+        main = types.ModuleType("__main__")
+        sys.modules["__main__"] = main
+        exec(compile(args[0], "<string>", "exec"), main.__dict__)
+        sys.exit(0)
+    set_path(os.getcwd())  # as under `python -m ...` (not this script's folder)
     if request["runner"] == "pytest":
         sys.argv = ["pytest", *args]
         sys.exit(pytest.main(args))
