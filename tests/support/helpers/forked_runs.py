@@ -26,6 +26,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from tests.support.helpers.env import environ_without_vcr
 from tests.support.helpers.paths import ROOT
@@ -40,21 +41,40 @@ STARTS = {"pytest": ["-m", "pytest"], "unittest": ["-m", "unittest"], "script": 
           "code": ["-c"]}  # fmt: skip
 
 
-def _startup(env: dict[str, str]) -> dict[str, str]:
-    return {k: v for k, v in env.items() if k.startswith("PYTHON") and k != "PYTHONPATH"}
+#: Start-up settings a fork follows (the path) or compares as options (the warnings).
+_FOLLOWED = ("PYTHONPATH", "PYTHONWARNINGS")
+
+
+def _startup(env: dict[str, str], flags: Sequence[str] = ()) -> dict[str, Any]:
+    """What a python started with ``env`` and the command-line ``flags`` (``-W X`` only)
+    reads at its start, but its path: its PYTHON* variables, its warning options as a
+    set (``-W error`` beside PYTHONWARNINGS=error filters alike)."""
+    found: dict[str, Any] = {
+        k: v for k, v in env.items() if k.startswith("PYTHON") and k not in _FOLLOWED
+    }
+    options = [o for o in env.get("PYTHONWARNINGS", "").split(",") if o]
+    words = list(flags)
+    while words:
+        if words[0] != "-W" or len(words) < 2:
+            raise ValueError(f"only -W options are taken as interpreter flags, not {words}")
+        options.append(words[1])
+        words = words[2:]
+    found["warnings"] = frozenset(options)
+    return found
 
 
 class RunDriver:
     """A started ``run_driver.py``: ``run`` makes one real run in a child forked from it."""
 
-    def __init__(self) -> None:
+    def __init__(self, prefix: Sequence[str] = ()) -> None:
         env = environ_without_vcr()
         #: What the interpreter reads at its start (warnings, hash seed, ...): a fork keeps
         #: the driver's, so a run asking for others is a python start of its own. (Its
         #: PYTHONPATH a fork can follow: the driver sets ``sys.path`` from it.)
         self.startup = _startup(env)
+        self.prefix = list(prefix)
         self.process = subprocess.Popen(
-            [sys.executable, str(SCRIPT)],
+            [*prefix, sys.executable, str(SCRIPT)],  # e.g. ``unshare -n``: its runs offline
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -74,20 +94,22 @@ class RunDriver:
         *,
         cwd: str | Path,
         env: dict[str, str],
+        flags: Sequence[str] = (),
         timeout: float = 300,
     ) -> subprocess.CompletedProcess[str]:
         """``pytest ARGS`` (``pytest.main``), ``python -m unittest ARGS``, ``python ARGS``
         (runner "script") or ``python -c ARGS`` (runner "code") in ``cwd`` with exactly
         ``env``, to its end; its exit status and output, as ``subprocess.run(...,
-        capture_output=True)`` gives them. Forked, unless ``env`` asks the interpreter
-        for other start-up settings than the driver's: then a python start of its own.
+        capture_output=True)`` gives them, as ``python FLAGS ...`` would. Forked, unless
+        ``env`` and ``flags`` ask the interpreter for other start-up settings than the
+        driver's: then a python start of its own (under the driver's prefix).
         A run still going after ``timeout`` seconds kills the driver (and the run) and
         fails the test."""
         assert self.process.stdin is not None
         assert self.process.stdout is not None
-        if _startup(env) != self.startup:
+        if _startup(env, flags) != self.startup:
             return subprocess.run(
-                [sys.executable, *STARTS[runner], *args], cwd=cwd, env=env,
+                [*self.prefix, sys.executable, *flags, *STARTS[runner], *args], cwd=cwd, env=env,
                 capture_output=True, text=True, timeout=timeout, check=False,
             )  # fmt: skip
         # A process starts, if not from here: the audit event a start from here raises,
@@ -129,15 +151,23 @@ class RunDriver:
         self.outputs.rmdir()
 
 
-_DRIVER: list[RunDriver] = []
+_DRIVERS: dict[tuple[str, ...], RunDriver] = {}
+_STOP_AT_EXIT: list[object] = []  # registered once
 
 
-def driver() -> RunDriver:
-    """This process's driver, started on first use (again if it died)."""
-    if not _DRIVER or not _DRIVER[0].alive():
-        if _DRIVER:
-            _DRIVER.pop().stop()
-        else:
-            atexit.register(lambda: _DRIVER and _DRIVER.pop().stop())
-        _DRIVER.append(RunDriver())
-    return _DRIVER[0]
+def driver(prefix: Sequence[str] = ()) -> RunDriver:
+    """This process's driver (one per ``prefix``: ``offline_prefix()`` gives one whose
+    runs have no network), started on first use (again if it died)."""
+    key = tuple(prefix)
+    if key not in _DRIVERS or not _DRIVERS[key].alive():
+        if not _DRIVERS and not _STOP_AT_EXIT:
+            _STOP_AT_EXIT.append(atexit.register(_stop_all))
+        if key in _DRIVERS:
+            _DRIVERS.pop(key).stop()
+        _DRIVERS[key] = RunDriver(prefix)
+    return _DRIVERS[key]
+
+
+def _stop_all() -> None:
+    while _DRIVERS:
+        _DRIVERS.popitem()[1].stop()
