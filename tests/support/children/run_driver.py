@@ -100,20 +100,7 @@ def run_child(request: dict[str, object]) -> None:
     unittest.main(module=None)
 
 
-def unmarked_for_rewrite() -> None:
-    """A fresh pytest imports its plugins' packages itself and rewrites their asserts;
-    here anyio (the SDK's) and hypothesis are in before pytest starts, and each run would
-    print that it cannot rewrite them (a warning a fresh run never shows, an error under
-    ``-W error``). pytest leaves alone a module whose docstring asks it to."""
-    for name, module in list(sys.modules.items()):
-        if "." in name or name in sys.stdlib_module_names or name == "__main__":
-            continue  # pytest marks top-level packages of plugin distributions only
-        if "PYTEST_DONT_REWRITE" not in (module.__doc__ or ""):
-            module.__doc__ = (module.__doc__ or "") + "\n\nPYTEST_DONT_REWRITE"
-
-
 def main() -> None:
-    unmarked_for_rewrite()
     # What is imported now is never garbage: kept out of the collections, so that each
     # run's gc (pytest collects at its end) does not walk (and copy) the SDK's objects.
     gc.freeze()
