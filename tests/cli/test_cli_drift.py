@@ -20,7 +20,7 @@ from tests.support.helpers.cli_support import KEY, cli, record, run_pytest
 from tests.support.helpers.env import patch_env, start_server, temp_dir, working_dir
 from tests.support.helpers.paths import ROOT
 
-PROJECT = '''
+PROJECT = """
 import os
 
 import anthropic
@@ -101,13 +101,19 @@ def test_batch():
     batch = batches.create(requests=[{"custom_id": "one", "params": params}])
     results = list(batches.results(batch.id))
     assert results[0].result.type == "succeeded"
-'''
+"""
 
 TESTS = {
     name: f"tests/test_drifting.py::{name}"
     for name in (
-        "test_plain", "test_reworded", "test_truncated", "test_tool", "test_new_field",
-        "test_stream", "test_count", "test_batch",
+        "test_plain",
+        "test_reworded",
+        "test_truncated",
+        "test_tool",
+        "test_new_field",
+        "test_stream",
+        "test_count",
+        "test_batch",
     )
 }
 
@@ -149,17 +155,14 @@ class _Recorded(unittest.TestCase):
         server = start_server(_MODULE)
         root = temp_dir(_MODULE)
         (root / "tests").mkdir()
-        (root / "tests" / "test_drifting.py").write_text(
-            textwrap.dedent(PROJECT), encoding="utf-8"
-        )
+        (root / "tests" / "test_drifting.py").write_text(textwrap.dedent(PROJECT), encoding="utf-8")
         (root / "pytest.ini").write_text("[pytest]\ntestpaths = tests\n", encoding="utf-8")
         done = run_pytest(root, server.url, VCR_MODE="record")
         assert done.returncode == 0, done.stdout + done.stderr
         _Recorded.server, _Recorded.root, _Recorded.fixtures = server, root, root / "fixtures"
 
     def setUp(self) -> None:
-        patch_env(self, VCR_REPORT="0", ANTHROPIC_BASE_URL=self.server.url,
-                  ANTHROPIC_API_KEY=KEY)
+        patch_env(self, VCR_REPORT="0", ANTHROPIC_BASE_URL=self.server.url, ANTHROPIC_API_KEY=KEY)
         self.server.drifting = True
         self.server.drift_models = set()
         self.server.reset_log()
@@ -203,8 +206,13 @@ class DriftTest(_Recorded):
         )
         self.assertEqual(
             found[TESTS["test_tool"]],
-            ("regression", ["regression: tool get_weather input {location: string, unit: string}"
-                            " -> {city: string, days: number}"]),
+            (
+                "regression",
+                [
+                    "regression: tool get_weather input {location: string, unit: string}"
+                    " -> {city: string, days: number}"
+                ],
+            ),
         )
         self.assertEqual(
             found[TESTS["test_new_field"]],
@@ -212,8 +220,13 @@ class DriftTest(_Recorded):
         )
         self.assertEqual(
             found[TESTS["test_stream"]],
-            ("api drift", ["api drift: new SSE event type heartbeat",
-                           "api drift: SSE event type ping is gone"]),
+            (
+                "api drift",
+                [
+                    "api drift: new SSE event type heartbeat",
+                    "api drift: SSE event type ping is gone",
+                ],
+            ),
         )
         self.assertEqual(
             found[TESTS["test_count"]], ("benign", ["benign: values differ: input_tokens"])
@@ -227,8 +240,12 @@ class DriftTest(_Recorded):
         self.assertEqual(report["counts"]["regression"], 2)
         self.assertEqual(report["counts"]["api drift"], 2)
         # The table: one row per fixture, the test beside it.
-        self.assertRegex(out, r"(?m)^regression +post-v1-messages-[0-9a-f]{12}\.json +"
-                         + TESTS["test_tool"].replace(".", r"\.") + " +regression: tool ")
+        self.assertRegex(
+            out,
+            r"(?m)^regression +post-v1-messages-[0-9a-f]{12}\.json +"
+            + TESTS["test_tool"].replace(".", r"\.")
+            + " +regression: tool ",
+        )
         self.assertEqual(len(self.server.log), 8)
         self.assertEqual(snapshot(self.fixtures), self.before)  # nothing written
 
@@ -271,13 +288,17 @@ class DriftTest(_Recorded):
         self.server.reset_log()
         status, report, _ = self.report("--kind", "stream", "--kind", "token_count")
         self.assertEqual(sorted(r["kind"] for r in report["fixtures"]), ["stream", "token_count"])
-        self.assertEqual(sorted(r.path for r in self.server.log),
-                         ["/v1/messages", "/v1/messages/count_tokens"])
+        self.assertEqual(
+            sorted(r.path for r in self.server.log), ["/v1/messages", "/v1/messages/count_tokens"]
+        )
         status, _out, err = self.drift("--sample", "9")
         self.assertEqual(
             (status, err),
-            (2, "vcr_kit: --sample 9: 8 requests can be sent from this selection; ask for 1 "
-                "to that many\n"),
+            (
+                2,
+                "vcr_kit: --sample 9: 8 requests can be sent from this selection; ask for 1 "
+                "to that many\n",
+            ),
         )
 
     def test_refuses_without_a_key_and_in_ci(self) -> None:
@@ -285,19 +306,32 @@ class DriftTest(_Recorded):
         status, out, err = self.drift()
         self.assertEqual(
             (status, out, err),
-            (2, "", "vcr_kit: drift: no API key: set ANTHROPIC_API_KEY to send the recorded "
-                f"requests to {self.server.url}\n"),
+            (
+                2,
+                "",
+                "vcr_kit: drift: no API key: set ANTHROPIC_API_KEY to send the recorded "
+                f"requests to {self.server.url}\n",
+            ),
         )
         status, out, err = self.drift("--dry-run")  # sends nothing: needs no key
         self.assertEqual((status, err), (0, ""))
-        patch_env(self, VCR_REPORT="0", ANTHROPIC_BASE_URL=self.server.url,
-                  ANTHROPIC_API_KEY=KEY, CI="true")
+        patch_env(
+            self,
+            VCR_REPORT="0",
+            ANTHROPIC_BASE_URL=self.server.url,
+            ANTHROPIC_API_KEY=KEY,
+            CI="true",
+        )
         self.assertEqual(self.drift("--dry-run")[0], 0)
         status, out, err = self.drift()
         self.assertEqual(
             (status, out, err),
-            (2, "", "vcr_kit: drift: CI is set: it calls the live API, which CI runs must not; "
-                "pass --allow-ci to run it there\n"),
+            (
+                2,
+                "",
+                "vcr_kit: drift: CI is set: it calls the live API, which CI runs must not; "
+                "pass --allow-ci to run it there\n",
+            ),
         )
         self.assertEqual(self.server.log, [])
         status, _, _ = self.drift("--allow-ci", "--kind", "token_count")
@@ -326,41 +360,54 @@ class DriftTest(_Recorded):
         self.server.drifting = False
         self.server.drift_models = {"claude-sonnet-4-6"}
         into = self.out / "sonnet"
-        status, report, out = self.report("--model", "claude-opus-4-7=claude-sonnet-4-6",
-                                          "--into", str(into))
-        self.assertEqual(status, 1)
-        self.assertEqual(
-            {self.server.log[0].json().get("model")}, {"claude-sonnet-4-6"}
+        status, report, out = self.report(
+            "--model", "claude-opus-4-7=claude-sonnet-4-6", "--into", str(into)
         )
+        self.assertEqual(status, 1)
+        self.assertEqual({self.server.log[0].json().get("model")}, {"claude-sonnet-4-6"})
         self.assertEqual(
             {t for t, v in report["tests"].items() if v == "regression"},
             {TESTS["test_truncated"], TESTS["test_tool"]},
         )
-        self.assertRegex(out, r"(?m)^tokens: recorded \d+ in / \d+ out, \$\d+\.\d{4}; "
-                         r"claude-opus-4-7=claude-sonnet-4-6 \d+ in / \d+ out, \$\d+\.\d{4}$")
-        self.assertRegex(out, r"(?m)^vcr_kit: wrote 8 fixtures in .+, 2 fixtures copied as "
-                         r"recorded$")
+        self.assertRegex(
+            out,
+            r"(?m)^tokens: recorded \d+ in / \d+ out, \$\d+\.\d{4}; "
+            r"claude-opus-4-7=claude-sonnet-4-6 \d+ in / \d+ out, \$\d+\.\d{4}$",
+        )
+        self.assertRegex(
+            out,
+            r"(?m)^vcr_kit: wrote 8 fixtures in .+, 2 fixtures copied as "
+            r"recorded$",
+        )
         self.assertEqual(snapshot(self.fixtures), self.before)
         # Each answer is written under the name of the request that asked Sonnet, holding
         # that request (check finds nothing); the two not sent are copied as recorded.
         written = snapshot(into)
         self.assertEqual(len(written), 10)
         self.assertEqual(len(set(written) & set(self.before)), 2)
-        self.assertEqual(cli("check", str(into))[:2],
-                         (0, "vcr_kit: 10 fixtures checked, 0 problems\n"))
+        self.assertEqual(
+            cli("check", str(into))[:2], (0, "vcr_kit: 10 fixtures checked, 0 problems\n")
+        )
         for row in report["fixtures"]:
             if row["verdict"] != "skipped":
                 self.assertRegex(row["written"], r"^written to .+-[0-9a-f]{12}\.json$")
                 self.assertNotIn(row["fixture"], row["written"])
         # The suite asking Sonnet, replayed from the new answers, fails where they
         # regressed, and where a batch made by Opus is looked up (Sonnet's never was).
-        done = run_pytest(self.root, self.server.url, "-rf", VCR_MODE="replay",
-                          VCR_FIXTURES_DIR=str(into), MODEL="claude-sonnet-4-6")
+        done = run_pytest(
+            self.root,
+            self.server.url,
+            "-rf",
+            VCR_MODE="replay",
+            VCR_FIXTURES_DIR=str(into),
+            MODEL="claude-sonnet-4-6",
+        )
         failed = sorted(
             line.split()[1] for line in done.stdout.splitlines() if line.startswith("FAILED ")
         )
         self.assertEqual(
-            failed, [TESTS["test_batch"], TESTS["test_tool"], TESTS["test_truncated"]],
+            failed,
+            [TESTS["test_batch"], TESTS["test_tool"], TESTS["test_truncated"]],
             done.stdout,
         )
 
@@ -396,7 +443,8 @@ class DiffVerdictTest(_Recorded):
         self.assertEqual(status, 1)
         self.assertIn(
             "verdict: regression\n  regression: truncated by max_tokens (stop reason was "
-            "end_turn)\n  benign: other wording in block 0 (text)\n", out + "\n"
+            "end_turn)\n  benign: other wording in block 0 (text)\n",
+            out + "\n",
         )
         import vcr_kit
 
@@ -413,10 +461,15 @@ class DiffVerdictTest(_Recorded):
     def test_diff_of_two_git_revisions(self) -> None:
         repo = temp_dir(self)
         fixtures = self.copy_of_fixtures(repo / "fixtures")
-        env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-               "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
-        patch_env(self, VCR_REPORT="0", ANTHROPIC_BASE_URL=self.server.url,
-                  ANTHROPIC_API_KEY=KEY, **env)
+        env = {
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@example.com",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@example.com",
+        }
+        patch_env(
+            self, VCR_REPORT="0", ANTHROPIC_BASE_URL=self.server.url, ANTHROPIC_API_KEY=KEY, **env
+        )
         for words in (["init", "-q"], ["add", "fixtures"], ["commit", "-qm", "recorded"]):
             subprocess.run(["git", *words], cwd=repo, check=True, capture_output=True)
         with working_dir(repo):
@@ -424,16 +477,17 @@ class DiffVerdictTest(_Recorded):
             self.assertEqual(status, 1)
             status, out, err = cli("diff", "--git", "HEAD")
         self.assertEqual((status, err), (1, ""))
-        self.assertEqual(
-            out.splitlines()[-1], "vcr_kit: 2 regression, 1 api drift, 1 benign"
-        )
+        self.assertEqual(out.splitlines()[-1], "vcr_kit: 2 regression, 1 api drift, 1 benign")
         with working_dir(repo):
-            subprocess.run(["git", "commit", "-qam", "re-recorded"], check=True,
-                           capture_output=True)
+            subprocess.run(
+                ["git", "commit", "-qam", "re-recorded"], check=True, capture_output=True
+            )
             status, out, _ = cli("diff", "--git", "HEAD~1", "HEAD")
             self.assertEqual(out.splitlines()[-1], "vcr_kit: 2 regression, 1 api drift, 1 benign")
-            self.assertEqual(cli("diff", "--git", "HEAD")[:2],
-                             (0, "vcr_kit: HEAD and the working tree hold the same fixtures\n"))
+            self.assertEqual(
+                cli("diff", "--git", "HEAD")[:2],
+                (0, "vcr_kit: HEAD and the working tree hold the same fixtures\n"),
+            )
             status, out, err = cli("diff", "--git", "nonesuch")
         self.assertEqual(status, 2)
         self.assertRegex(err, r"^vcr_kit: diff --git: fatal: .*nonesuch.*\n$")
@@ -478,8 +532,9 @@ class SecretTest(unittest.TestCase):
         before = snapshot(folder)
         patch_env(self, VCR_REPORT="0", ANTHROPIC_BASE_URL=server.url, ANTHROPIC_API_KEY=KEY)
         server.drifting = True
-        status, out, err = cli("drift", str(folder), "--update", "--json",
-                               str(folder.parent / f"{folder.name}.json"))
+        status, out, err = cli(
+            "drift", str(folder), "--update", "--json", str(folder.parent / f"{folder.name}.json")
+        )
         self.assertEqual(status, 0, err)  # a benign rewording, refused at the write
         # The text report says why nothing was written, not only that nothing was.
         self.assertIn("vcr_kit: wrote 0 fixtures, 1 not written (why above)\n", out)
@@ -512,8 +567,10 @@ class SelectionTest(_Recorded):
         self.assertEqual(row["verdict"], "unanswered")
         self.assertEqual(
             row["reasons"],
-            ["a 401 (authentication failure) depends on the key, not on the request: not a "
-             "change of the answer, run again"],
+            [
+                "a 401 (authentication failure) depends on the key, not on the request: not a "
+                "change of the answer, run again"
+            ],
         )
 
     def test_cassette_fixtures_are_listed_as_skipped(self) -> None:
@@ -525,5 +582,6 @@ class SelectionTest(_Recorded):
         self.assertEqual((status, err), (0, ""))
         self.assertIn(
             "skip  e5c947-stream.json: a stream cassette keeps only the conversation (no "
-            "model, no max_tokens): drift re-sends the HTTP fixtures\n", out
+            "model, no max_tokens): drift re-sends the HTTP fixtures\n",
+            out,
         )

@@ -89,7 +89,6 @@ class PruneCase(unittest.TestCase):
             raise AssertionError(f"no run record says {why!r}")
 
 
-
 _MODULE = unittest.TestCase()  # holds the module's cleanups
 
 
@@ -205,7 +204,6 @@ class PartialRunsTest(PruneCase):
 
 
 class UndoTest(PruneCase):
-
     def test_a_complete_unittest_run_prunes_the_orphan_and_the_prune_can_be_undone(
         self,
     ) -> None:
@@ -347,9 +345,7 @@ class ShardsTest(PruneCase):
         self.pytest("-k", "plain", VCR_RUN_ID=run)  # no VCR test: its record still goes
         with working_dir(self.root):
             _, out, _ = cli("unused")
-        self.assertIn(
-            f"based on run {run}, finished ", out.splitlines()[2]
-        )
+        self.assertIn(f"based on run {run}, finished ", out.splitlines()[2])
         self.assertTrue(out.splitlines()[2].endswith(
             ": complete (every one of the 5 collected tests passed, across 2 processes)"
         ), out)  # fmt: skip

@@ -296,7 +296,7 @@ class AnotherRepositoryTest(ClaudeCodeTestCase):
             }}}  # fmt: skip
             (repo / ".mcp.json").write_text(json.dumps(config), encoding="utf-8")
 
-        prompts = ['What time is it? [[tool:mcp__clock__now {}]]']
+        prompts = ["What time is it? [[tool:mcp__clock__now {}]]"]
         self.prepare = with_clock_server
         _, recorded = self.session(A, prompts, replay=False)
         self.server.stop()

@@ -170,8 +170,10 @@ class McpRelayTest(unittest.TestCase):
         answers = self.relay([HANDSHAKE[0], object_id, call(2, "now"), ping], server=BARE,
                              mode="record")  # fmt: skip
         self.assertEqual(answers[0]["result"]["serverInfo"]["name"], "bare")
-        self.assertEqual(answers[1], {"jsonrpc": "2.0", "id": None,
-                                      "error": {"code": -32600, "message": "Invalid Request"}})
+        self.assertEqual(
+            answers[1],
+            {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Invalid Request"}},
+        )
         # An answer with neither result nor error is the client's error, and not stored.
         self.assertEqual(answers[2], {"jsonrpc": "2.0", "id": 2, "error": {"code": -32000,
             "message": "vcr_kit: the MCP server 'clock' answered 'tools/call' with no valid "

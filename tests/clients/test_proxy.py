@@ -360,9 +360,7 @@ class CommandLineTest(ProxyTestCase):
             cwd=self.tmp, env=self.env(), timeout=60,
         )  # fmt: skip
         self.assertEqual(done.returncode, 2)
-        self.assertTrue(
-            done.stderr.endswith("vcr_kit run: error: no command given after --\n")
-        )
+        self.assertTrue(done.stderr.endswith("vcr_kit run: error: no command given after --\n"))
 
 
 def text_of(sse: str) -> str:

@@ -73,8 +73,9 @@ class RecipeTest(ClientTestCase):
         folder = temp_dir(self, prefix="vcr-recipe-") / "claude_code"
         shutil.copytree(RECIPE, folder, ignore=shutil.ignore_patterns("fixtures", "__pycache__"))
 
-        recording = self.machine("alice", "main", tz="UTC", shell="/bin/bash", depth=1,
-                                 days_later=0)
+        recording = self.machine(
+            "alice", "main", tz="UTC", shell="/bin/bash", depth=1, days_later=0
+        )
         recording.update(ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=self.server.url)
         self.run_recipe(folder, recording, [])
         recorded = sorted(p.name for p in (folder / "fixtures").glob("*.json"))
@@ -83,8 +84,9 @@ class RecipeTest(ClientTestCase):
 
         self.server.stop()
         (folder / "clock_server.py").unlink()  # replay needs only the fixtures
-        replaying = self.machine("bob", "trunk", tz="Asia/Tokyo", shell="/usr/bin/zsh", depth=4,
-                                 days_later=90)
+        replaying = self.machine(
+            "bob", "trunk", tz="Asia/Tokyo", shell="/usr/bin/zsh", depth=4, days_later=90
+        )
         replaying.update(CI="true", ANTHROPIC_BASE_URL="http://127.0.0.1:9")
         self.run_recipe(folder, replaying, offline())
         # Nothing new was recorded: every request of machine B had its fixture.

@@ -97,14 +97,20 @@ class AnyContentTest(unittest.TestCase):
         try:
             with tempfile.TemporaryDirectory() as scratch:
                 folder = Path(scratch)
-                with vcr_kit.client(mode="record", fixtures_dir=folder, base_url=server.url,
-                                    api_key="sk-ant-test-" + "k" * 32, max_retries=0) as client:
+                with vcr_kit.client(
+                    mode="record",
+                    fixtures_dir=folder,
+                    base_url=server.url,
+                    api_key="sk-ant-test-" + "k" * 32,
+                    max_retries=0,
+                ) as client:
                     create(client, PROMPT)
                     client.messages.count_tokens(
                         model="claude-opus-4-7", messages=[{"role": "user", "content": PROMPT}]
                     )
                     with client.messages.stream(
-                        model="claude-opus-4-7", max_tokens=64,
+                        model="claude-opus-4-7",
+                        max_tokens=64,
                         messages=[{"role": "user", "content": PROMPT + " streamed"}],
                     ) as stream:
                         stream.get_final_message()
@@ -157,7 +163,8 @@ class AnyContentTest(unittest.TestCase):
                 )
             elif b'"stream": true' in self.good[name][0]:
                 with client.messages.stream(
-                    model="claude-opus-4-7", max_tokens=64,
+                    model="claude-opus-4-7",
+                    max_tokens=64,
                     messages=[{"role": "user", "content": PROMPT + " streamed"}],
                 ) as stream:
                     stream.get_final_message()

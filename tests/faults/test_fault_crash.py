@@ -186,9 +186,21 @@ class SigkillWhileRecordingTest(unittest.TestCase):
         )
         env = {**os.environ, "VCR_LOCK_TIMEOUT": "5"}
         after = subprocess.run(
-            [sys.executable, "-W", "error", "-c", script, str(self.folder), str(KEYS + NEW_KEYS),
-             NEXT_RUN],
-            capture_output=True, text=True, timeout=120, env=env, check=False,
+            [
+                sys.executable,
+                "-W",
+                "error",
+                "-c",
+                script,
+                str(self.folder),
+                str(KEYS + NEW_KEYS),
+                NEXT_RUN,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+            check=False,
         )
         self.assertEqual(after.returncode, 0, after.stderr)
         called = set(json.loads(after.stdout))

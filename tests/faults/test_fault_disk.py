@@ -43,7 +43,9 @@ def mount_small_fs(test: unittest.TestCase, folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     done = subprocess.run(
         ["mount", "-t", "tmpfs", "-o", f"size={FS_SIZE}", "tmpfs", str(folder)],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if done.returncode != 0:
         test.skipTest(f"cannot mount a tmpfs here ({done.stderr.strip()}); simulated ENOSPC runs")
@@ -97,10 +99,13 @@ class DiskFaultTest(LoopbackTestCase):
                 filler.write(b"x" * 4096)
                 filler.flush()
         message = self.refused("No room")
-        self.assertTrue(message.endswith(
-            f"no space left on the device ({self.fixtures}). Free some space and run again. "
-            "The API was not called."
-        ), message)
+        self.assertTrue(
+            message.endswith(
+                f"no space left on the device ({self.fixtures}). Free some space and run again. "
+                "The API was not called."
+            ),
+            message,
+        )
         self.assertEqual(self.server.log, [])
         self.assertEqual(len(fixtures_in(self.fixtures)), 2)  # "Small" and the filler
         self.assertEqual(temps_in(self.fixtures), [])

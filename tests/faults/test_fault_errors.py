@@ -38,7 +38,6 @@ AT_ONCE = 1.1
 
 
 class ThreeClientsTestCase(LoopbackTestCase):
-
     def record(self, text: str) -> Path:
         with vcr_kit.client(
             mode="record", fixtures_dir=self.fixtures, base_url=self.server.url, api_key=self.key
@@ -162,8 +161,9 @@ class CorruptFixtureTest(ThreeClientsTestCase):
         )
         # Both ways a replay builds its answer: the full one, and the one for a request
         # that names its fixture as it is (``_engine/prepared.py``).
-        with mock.patch.object(_http, "rebuild_response", broken), mock.patch.object(
-            _http, "response_from_head", broken
+        with (
+            mock.patch.object(_http, "rebuild_response", broken),
+            mock.patch.object(_http, "response_from_head", broken),
         ):
             for how, play in self.each_client():
                 with self.subTest(how=how):
@@ -177,8 +177,11 @@ class UpstreamErrorsStillRetriedTest(ThreeClientsTestCase):
     def test_a_refused_connection_is_the_sdks_to_retry(self) -> None:
         # The other side of the rule: the upstream's own errors reach the SDK unchanged.
         with vcr_kit.client(
-            mode="auto", fixtures_dir=self.fixtures, base_url="http://127.0.0.1:9",
-            api_key=self.key, max_retries=0,
+            mode="auto",
+            fixtures_dir=self.fixtures,
+            base_url="http://127.0.0.1:9",
+            api_key=self.key,
+            max_retries=0,
         ) as client:
             exc, _ = self.raised(lambda: create(client, "Nobody listens"))
         self.assertIsInstance(exc, anthropic.APIConnectionError)

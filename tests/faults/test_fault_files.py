@@ -112,8 +112,9 @@ class CopiedHttpFixtureTest(ThreeClientsTestCase):
         path.write_text(json.dumps(doc), encoding="utf-8")
         stored = http_name("POST", "/v1/messages", doc["request"])
         got = self.via_client("Edited question", "replay")
-        self.assert_as_itself(got, "client", vcr_kit.FixtureCorruptError,
-                              copied_message(path, stored))
+        self.assert_as_itself(
+            got, "client", vcr_kit.FixtureCorruptError, copied_message(path, stored)
+        )
 
     def test_untouched_fixtures_and_a_query_still_replay(self) -> None:
         with vcr_kit.client(
@@ -122,8 +123,9 @@ class CopiedHttpFixtureTest(ThreeClientsTestCase):
             create(client, "Plain question")
             pages = [m.id for m in client.models.list(limit=2)]
         self.server.reset_log()
-        with vcr_kit.client(mode="replay", fixtures_dir=self.fixtures, base_url=self.server.url,
-                            max_retries=0) as client:
+        with vcr_kit.client(
+            mode="replay", fixtures_dir=self.fixtures, base_url=self.server.url, max_retries=0
+        ) as client:
             self.assertTrue(create(client, "Plain question").content[0].text)
             self.assertEqual([m.id for m in client.models.list(limit=2)], pages)
         self.assertEqual(self.server.log, [])
@@ -162,12 +164,14 @@ class CopiedCassetteFixtureTest(unittest.TestCase):
         def answer() -> Any:
             return {"text": "hello"}
 
-        with vcr_kit.cassette([{"role": "user", "content": "Hi"}], mode="record",
-                              fixtures_dir=self.folder) as c:
+        with vcr_kit.cassette(
+            [{"role": "user", "content": "Hi"}], mode="record", fixtures_dir=self.folder
+        ) as c:
             c.play(answer)
             original = c.path
-        with vcr_kit.cassette([{"role": "user", "content": "Bye"}], mode="replay",
-                              fixtures_dir=self.folder) as c:
+        with vcr_kit.cassette(
+            [{"role": "user", "content": "Bye"}], mode="replay", fixtures_dir=self.folder
+        ) as c:
             target = c.path
             original.rename(target)
             with self.assertRaises(vcr_kit.FixtureCorruptError) as caught:
@@ -177,21 +181,25 @@ class CopiedCassetteFixtureTest(unittest.TestCase):
     def test_the_name_decides_not_the_roles(self) -> None:
         # A cassette's name hashes the messages' content, not their roles: a file
         # recorded with other roles is the same request by name, and still replays.
-        with vcr_kit.cassette([{"role": "user", "content": "Hi"}], mode="record",
-                              fixtures_dir=self.folder) as c:
+        with vcr_kit.cassette(
+            [{"role": "user", "content": "Hi"}], mode="record", fixtures_dir=self.folder
+        ) as c:
             c.play(lambda: {"text": "hello"})
-        with vcr_kit.cassette([{"role": "assistant", "content": "Hi"}], mode="replay",
-                              fixtures_dir=self.folder) as c:
+        with vcr_kit.cassette(
+            [{"role": "assistant", "content": "Hi"}], mode="replay", fixtures_dir=self.folder
+        ) as c:
             self.assertEqual(c.play(lambda: None), {"text": "hello"})
 
     def test_a_token_count_fixture_under_another_name_is_refused(self) -> None:
         count = {"input_tokens": 12}
-        with vcr_kit.token_count_cassette([{"role": "user", "content": "One"}], mode="record",
-                                          fixtures_dir=self.folder) as c:
+        with vcr_kit.token_count_cassette(
+            [{"role": "user", "content": "One"}], mode="record", fixtures_dir=self.folder
+        ) as c:
             c.play(lambda: anthropic.types.MessageTokensCount(**count))
             original = c.path
-        with vcr_kit.token_count_cassette([{"role": "user", "content": "Two"}], mode="replay",
-                                          fixtures_dir=self.folder) as c:
+        with vcr_kit.token_count_cassette(
+            [{"role": "user", "content": "Two"}], mode="replay", fixtures_dir=self.folder
+        ) as c:
             shutil.copyfile(original, c.path)
             with self.assertRaises(vcr_kit.FixtureCorruptError) as caught:
                 c.play(lambda: None)
@@ -212,13 +220,15 @@ class CopiedCassetteFixtureTest(unittest.TestCase):
         with working_dir(first):
             with vcr_kit.token_count_cassette(
                 messages(first, "0b7f9d3e-1c2a-4e5f-8a9b-0c1d2e3f4a5b", "2025-01-01T10:00:00Z"),
-                mode="record", fixtures_dir=self.folder,
+                mode="record",
+                fixtures_dir=self.folder,
             ) as c:
                 c.play(lambda: anthropic.types.MessageTokensCount(input_tokens=12))
         with working_dir(second):
             with vcr_kit.token_count_cassette(
                 messages(second, "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d", "2026-06-30T23:59:59Z"),
-                mode="replay", fixtures_dir=self.folder,
+                mode="replay",
+                fixtures_dir=self.folder,
             ) as c:
                 self.assertEqual(c.play(lambda: None).input_tokens, 12)
         self.assertEqual(cli("check", str(self.folder))[0], 0)
@@ -242,8 +252,9 @@ class CopiedCassetteFixtureTest(unittest.TestCase):
         (self.folder / fixture_name({"q": 1}, "answer")).rename(renamed)
         self.assertEqual(cli("check", str(self.folder))[0], 1)
         self.assertEqual(cli("rekey", str(self.folder))[0], 0)
-        self.assertEqual(cli("check", str(self.folder))[:2],
-                         (0, "vcr_kit: 1 fixtures checked, 0 problems\n"))
+        self.assertEqual(
+            cli("check", str(self.folder))[:2], (0, "vcr_kit: 1 fixtures checked, 0 problems\n")
+        )
         self.assertEqual(replay_generic(self.folder, {"q": 1}), {"a": 1})
 
 
@@ -262,8 +273,9 @@ class DeepFixtureTest(unittest.TestCase):
         self.original = self.path.read_text(encoding="utf-8")
 
     def deepen(self, depth: int) -> None:
-        self.path.write_text(self.original.replace('"a": 1', f'"a": {nested(depth)}'),
-                             encoding="utf-8")
+        self.path.write_text(
+            self.original.replace('"a": 1', f'"a": {nested(depth)}'), encoding="utf-8"
+        )
 
     def test_replay_of_a_deep_fixture_is_a_fixture_error_or_the_answer(self) -> None:
         for depth in self.DEPTHS:
@@ -303,8 +315,9 @@ class DeepFixtureTest(unittest.TestCase):
         self.deepen(400)  # parsed, but deeper than the CLI walks
         status, out, _ = cli("check", str(self.folder))
         self.assertEqual(
-            out, f"{self.path}: nested more than 200 levels deep: not a fixture\n"
-            "vcr_kit: 1 fixtures checked, 1 problem\n"
+            out,
+            f"{self.path}: nested more than 200 levels deep: not a fixture\n"
+            "vcr_kit: 1 fixtures checked, 1 problem\n",
         )
 
 
@@ -315,9 +328,12 @@ class OddFilesTest(unittest.TestCase):
         self.folder = temp_dir(self)
 
     def child(self, *argv: str) -> subprocess.CompletedProcess[str]:
-        return run_captured([sys.executable, "-W", "error", *argv], cwd=ROOT,
-                            env=dict(environ_without_vcr(), VCR_REPORT="0"),
-                            timeout=CHILD_TIMEOUT)
+        return run_captured(
+            [sys.executable, "-W", "error", *argv],
+            cwd=ROOT,
+            env=dict(environ_without_vcr(), VCR_REPORT="0"),
+            timeout=CHILD_TIMEOUT,
+        )
 
     @unittest.skipUnless(hasattr(os, "mkfifo"), "named pipes are POSIX")
     def test_a_named_pipe_is_reported_not_waited_on(self) -> None:
@@ -368,9 +384,11 @@ class OddFilesTest(unittest.TestCase):
         self.assertEqual(
             (done.stdout, done.stderr),
             # A link out of the folder is refused before it is opened (issue 29, point 8).
-            (f"Fixture {link} is a link to /dev/zero, outside the fixtures folder: vcr_kit "
-             "never reads it. Replace the link with the fixture file itself, or remove it.\n",
-             ""),
+            (
+                f"Fixture {link} is a link to /dev/zero, outside the fixtures folder: vcr_kit "
+                "never reads it. Replace the link with the fixture file itself, or remove it.\n",
+                "",
+            ),
         )
 
     def test_a_fixture_larger_than_any_fixture_is_not_read(self) -> None:
@@ -425,8 +443,10 @@ class OddFilesTest(unittest.TestCase):
         path = record_generic(self.folder, {"q": 1}, {"a": 1})
         misnamed = self.folder / "answer-000000000000.json"  # rekey will want to rename it
         path.rename(misnamed)
-        misnamed.write_text(misnamed.read_text(encoding="utf-8").replace('"a": 1', f'"a": "{key}"'),
-                            encoding="utf-8")
+        misnamed.write_text(
+            misnamed.read_text(encoding="utf-8").replace('"a": 1', f'"a": "{key}"'),
+            encoding="utf-8",
+        )
         before = misnamed.read_bytes()
         status, out, err = cli("rekey", str(self.folder))
         self.assertEqual(status, 1)
@@ -437,8 +457,9 @@ class OddFilesTest(unittest.TestCase):
             lines[0].startswith(f"{misnamed}: skipped: Refusing to write fixture {path}"), out
         )
         self.assertNotIn(key, out)
-        self.assertEqual(lines[1], "vcr_kit: 1 fixture; 0 renamed, 0 merged, 0 rewritten; "
-                         "1 problem")
+        self.assertEqual(
+            lines[1], "vcr_kit: 1 fixture; 0 renamed, 0 merged, 0 rewritten; 1 problem"
+        )
         self.assertEqual(misnamed.read_bytes(), before)
         self.assertFalse(path.exists())
 
@@ -475,8 +496,13 @@ class CutOffAnswerTest(unittest.TestCase):
         # unsaved, so the caller sees what the SDK makes of it without vcr_kit (its own
         # JSON error), the journal says why nothing was written, and no fixture, there
         # or not, is named.
-        with vcr_kit.client(mode="auto", fixtures_dir=self.folder, base_url=self.url,
-                            api_key=recording_key(), max_retries=0) as client:
+        with vcr_kit.client(
+            mode="auto",
+            fixtures_dir=self.folder,
+            base_url=self.url,
+            api_key=recording_key(),
+            max_retries=0,
+        ) as client:
             with journal() as seen, self.assertRaises(json.JSONDecodeError) as caught:
                 create(client, "Cut off")
         self.assertNotIsInstance(caught.exception, vcr_kit.VCRError)
@@ -509,8 +535,9 @@ class FixturesFolderSettingTest(unittest.TestCase):
             self.assertEqual(caught.exception.path, blocker)
         with vcr_kit.client(mode="replay", base_url="http://127.0.0.1:9", max_retries=0) as c:
             with self.assertRaises(vcr_kit.ConfigError) as caught:
-                c.messages.create(model=MODEL, max_tokens=8,
-                                  messages=[{"role": "user", "content": "Hi"}])
+                c.messages.create(
+                    model=MODEL, max_tokens=8, messages=[{"role": "user", "content": "Hi"}]
+                )
         self.assertEqual(str(caught.exception), message)
         self.assertEqual(blocker.read_text(encoding="utf-8"), "not a folder")
 
@@ -556,9 +583,12 @@ class FixturesFolderSettingTest(unittest.TestCase):
         os.chmod(folder, 0o000)
         self.addCleanup(os.chmod, folder, 0o755)
         warm = self.tmp / "warm-up"
-        done = run_captured([sys.executable, "-W", "error", "-c", script, str(folder), str(warm)],
-                            cwd=ROOT, env=dict(environ_without_vcr(), VCR_REPORT="0"),
-                            timeout=CHILD_TIMEOUT)
+        done = run_captured(
+            [sys.executable, "-W", "error", "-c", script, str(folder), str(warm)],
+            cwd=ROOT,
+            env=dict(environ_without_vcr(), VCR_REPORT="0"),
+            timeout=CHILD_TIMEOUT,
+        )
         first, _, rest = done.stdout.partition("\n")
         self.assertEqual(json.loads(first), [["ConfigError", message]] * 2, done.stderr)
         self.assertEqual((rest, done.stderr), ("", f"vcr_kit: {message}\n"))
@@ -569,9 +599,12 @@ class FixturesFolderSettingTest(unittest.TestCase):
         record_generic(sub, {"q": 1}, {"a": 1})
         os.chmod(sub, 0o000)
         self.addCleanup(os.chmod, sub, 0o755)
-        done = run_captured([sys.executable, "-W", "error", "-c", script, str(folder), str(warm)],
-                            cwd=ROOT, env=dict(environ_without_vcr(), VCR_REPORT="0"),
-                            timeout=CHILD_TIMEOUT)
+        done = run_captured(
+            [sys.executable, "-W", "error", "-c", script, str(folder), str(warm)],
+            cwd=ROOT,
+            env=dict(environ_without_vcr(), VCR_REPORT="0"),
+            timeout=CHILD_TIMEOUT,
+        )
         self.assertEqual(done.returncode, 1, done.stderr)
         self.assertEqual(done.stderr, f"vcr_kit: {sub}: Permission denied\n")
 

@@ -55,9 +55,25 @@ EXAMPLES = examples(int(os.environ.get("VCR_HOSTILE_EXAMPLES", "60")))
 HUGE = 512 * 1024 * 1024 + 1
 SUBFOLDERS = ("", "sub", "sub/deeper", "other.d/x")
 KINDS = (
-    "good", "big", "copy", "truncated", "utf-16", "latin-1", "bom", "bad byte", "deep",
-    "random bytes", "scalar", "empty", "huge", "fifo", "folder", "link out", "dangling link",
-    "link loop", "other kind",
+    "good",
+    "big",
+    "copy",
+    "truncated",
+    "utf-16",
+    "latin-1",
+    "bom",
+    "bad byte",
+    "deep",
+    "random bytes",
+    "scalar",
+    "empty",
+    "huge",
+    "fifo",
+    "folder",
+    "link out",
+    "dangling link",
+    "link loop",
+    "other kind",
 )
 _seen: dict[str, int] = {}
 
@@ -93,8 +109,7 @@ def answer(number: int, size: int = 0) -> dict[str, Any]:
 def good_bytes(number: int, size: int = 0) -> bytes:
     """A fixture exactly as vcr_kit writes it, recorded for real once per shape."""
     with tempfile.TemporaryDirectory() as scratch:
-        with vcr_kit.fixture(question(number), "answer", mode="record",
-                             fixtures_dir=scratch) as f:
+        with vcr_kit.fixture(question(number), "answer", mode="record", fixtures_dir=scratch) as f:
             f.play(lambda: answer(number, size))
         return (Path(scratch) / fixture_name(question(number), "answer")).read_bytes()
 
@@ -167,8 +182,9 @@ def replay(root: Path, entry: Entry) -> Any:
     def never() -> Any:
         raise AssertionError("replay mode called the function")
 
-    with vcr_kit.fixture(question(entry.number), "answer", mode="replay",
-                         fixtures_dir=entry.folder(root)) as f:
+    with vcr_kit.fixture(
+        question(entry.number), "answer", mode="replay", fixtures_dir=entry.folder(root)
+    ) as f:
         return f.play(never)
 
 
@@ -187,8 +203,12 @@ class HostileFoldersTest(unittest.TestCase):
         server = LoopbackServer().start()
         try:
             with tempfile.TemporaryDirectory() as scratch:
-                with vcr_kit.client(mode="record", fixtures_dir=scratch, base_url=server.url,
-                                    api_key=recording_key()) as client:
+                with vcr_kit.client(
+                    mode="record",
+                    fixtures_dir=scratch,
+                    base_url=server.url,
+                    api_key=recording_key(),
+                ) as client:
                     cls.http_answer = create(client, "Hostile").content[0].text
                 (path,) = Path(scratch).glob("*.json")
                 cls.http_name, cls.http_bytes = path.name, path.read_bytes()
@@ -253,8 +273,9 @@ class HostileFoldersTest(unittest.TestCase):
             shutil.copyfile(content_from, path)
         else:
             os.mkfifo(path)
-        with vcr_kit.client(mode="replay", fixtures_dir=folder, base_url="http://127.0.0.1:9",
-                            max_retries=0) as client:
+        with vcr_kit.client(
+            mode="replay", fixtures_dir=folder, base_url="http://127.0.0.1:9", max_retries=0
+        ) as client:
             try:
                 got = create(client, "Hostile").content[0].text
             except vcr_kit.VCRError as exc:
@@ -295,8 +316,12 @@ class HostileFoldersTest(unittest.TestCase):
         self.command("prune", "--yes", str(root))
         self.command("check", str(root))
 
-    @settings(max_examples=EXAMPLES, deadline=None, database=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @settings(
+        max_examples=EXAMPLES,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
     @given(placed=st.lists(entries, min_size=1, max_size=8), pick=st.integers(0, 8))
     def test_replay_and_every_command(self, placed: list[Entry], pick: int) -> None:
         faulthandler.dump_traceback_later(WATCHDOG_SECONDS, exit=True)  # per example
@@ -314,8 +339,12 @@ class HostileFoldersTest(unittest.TestCase):
         self.check_http_replay(root, chosen)
         self.check_commands(root, placed)
 
-    @settings(max_examples=examples(4), deadline=None, database=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @settings(
+        max_examples=examples(4),
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
     @given(placed=st.lists(entries, min_size=1, max_size=8))
     def test_the_commands_in_a_child_process(self, placed: list[Entry]) -> None:
         root, outside = self.folder()
@@ -324,7 +353,8 @@ class HostileFoldersTest(unittest.TestCase):
         for command in ("check", "status"):
             done = run_captured(
                 [sys.executable, "-W", "error", "-m", "vcr_kit", command, str(root)],
-                cwd=ROOT, env=dict(environ_without_vcr(), VCR_REPORT="0"),
+                cwd=ROOT,
+                env=dict(environ_without_vcr(), VCR_REPORT="0"),
                 timeout=WATCHDOG_SECONDS,
             )
             self.assertIn(done.returncode, (0, 1, 2), done.stderr)

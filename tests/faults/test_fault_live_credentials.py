@@ -139,12 +139,36 @@ class LiveCredentialTest(unittest.TestCase):
         after=st.text("abc xyz:=", max_size=5),
         cut=st.integers(0, 400),
     )
-    @example(label="ANTHROPIC_API_KEY", value=ANY_KEY, encoding="base64",
-             entry="re:[A-Za-z0-9+/=]{20,}", place="body", before="", after="", cut=0)
-    @example(label="AWS_SECRET_ACCESS_KEY", value=AWS_SECRET,
-             encoding="url-encoded", entry="", place="header", before="k=", after="", cut=0)
-    @example(label="ANTHROPIC_API_KEY", value=ANY_KEY, encoding="base64 wrapped",
-             entry="", place="body", before="key=", after="\n", cut=0)
+    @example(
+        label="ANTHROPIC_API_KEY",
+        value=ANY_KEY,
+        encoding="base64",
+        entry="re:[A-Za-z0-9+/=]{20,}",
+        place="body",
+        before="",
+        after="",
+        cut=0,
+    )
+    @example(
+        label="AWS_SECRET_ACCESS_KEY",
+        value=AWS_SECRET,
+        encoding="url-encoded",
+        entry="",
+        place="header",
+        before="k=",
+        after="",
+        cut=0,
+    )
+    @example(
+        label="ANTHROPIC_API_KEY",
+        value=ANY_KEY,
+        encoding="base64 wrapped",
+        entry="",
+        place="body",
+        before="key=",
+        after="\n",
+        cut=0,
+    )
     @example(label="ANTHROPIC_AUTH_TOKEN", value=ANY_KEY, encoding="base64 url-safe",
              entry="re:.*", place="stream", before="", after="", cut=21)  # fmt: skip
     def test_no_entry_admits_a_live_credential(

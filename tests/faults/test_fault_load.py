@@ -61,7 +61,8 @@ def load_worker(barrier: Any, results: Any, url: str, folder: str, seed: int) ->
                 ) as client:
                     for text in share:
                         message = client.messages.create(
-                            model=MODEL, max_tokens=16,
+                            model=MODEL,
+                            max_tokens=16,
                             messages=[{"role": "user", "content": text}],
                         )
                         seen = [message.content[0].to_dict(), message.usage.to_dict()]

@@ -26,7 +26,6 @@ NEEDS_KEY = (
 
 @pytest.mark.inprocess
 class MissMessageTest(LoopbackTestCase):
-
     def client(self, mode: str | None, key: str | None) -> anthropic.Anthropic:
         client = vcr_kit.client(
             mode=mode, fixtures_dir=self.fixtures, base_url=self.server.url, api_key=key

@@ -118,8 +118,11 @@ def mutations(draw: st.DrawFn, original: bytes) -> tuple[str, bytes]:
     if kind == "truncate":
         return kind, original[: draw(st.integers(0, len(original) - 1))]
     if kind == "kind":
-        value = draw(st.sampled_from(["http", "message", "stream", "token_count", "generic",
-                                      "HTTP", "", None, 1]))
+        value = draw(
+            st.sampled_from(
+                ["http", "message", "stream", "token_count", "generic", "HTTP", "", None, 1]
+            )
+        )
         return kind, dump(dict(doc, kind=value))
     if kind == "encoding":
         how = draw(st.sampled_from(["utf-16", "latin-1", "bom", "bad byte", "nul"]))
@@ -182,8 +185,11 @@ class MutatedFixturesTest(unittest.TestCase):
             with vcr_kit.cassette(USER, mode="record", fixtures_dir=cls.folder / "cassette") as c:
                 c.play(lambda: cls.ask(client))
         cls.originals = {}
-        for name, replay in (("json", cls.replay_json), ("sse", cls.replay_sse),
-                             ("cassette", cls.replay_cassette)):
+        for name, replay in (
+            ("json", cls.replay_json),
+            ("sse", cls.replay_sse),
+            ("cassette", cls.replay_cassette),
+        ):
             (path,) = (cls.folder / name).glob("*.json")
             cls.originals[name] = (path, path.read_bytes(), replay())
         cls.server.reset_log()
@@ -252,20 +258,32 @@ class MutatedFixturesTest(unittest.TestCase):
             path.write_bytes(original)
         self.assertEqual(self.server.log, [], label)
 
-    @settings(max_examples=EXAMPLES, deadline=None, database=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @settings(
+        max_examples=EXAMPLES,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
     @given(st.data())
     def test_json_answer(self, data: st.DataObject) -> None:
         self.check("json", self.replay_json, data.draw(mutations(self.originals["json"][1])))
 
-    @settings(max_examples=EXAMPLES, deadline=None, database=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @settings(
+        max_examples=EXAMPLES,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
     @given(st.data())
     def test_sse_answer(self, data: st.DataObject) -> None:
         self.check("sse", self.replay_sse, data.draw(mutations(self.originals["sse"][1])))
 
-    @settings(max_examples=EXAMPLES, deadline=None, database=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @settings(
+        max_examples=EXAMPLES,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
     @given(st.data())
     def test_message_cassette(self, data: st.DataObject) -> None:
         original = self.originals["cassette"][1]

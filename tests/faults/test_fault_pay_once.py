@@ -22,7 +22,6 @@ KEY_SHAPED = "sk-ant-api03-" + "Q" * 40
 
 
 class PayOnceTest(LoopbackTestCase):
-
     def client(self, mode: str = "auto") -> anthropic.Anthropic:
         client = vcr_kit.client(
             mode=mode, fixtures_dir=self.fixtures, base_url=self.server.url, api_key=self.key

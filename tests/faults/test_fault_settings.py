@@ -63,8 +63,15 @@ class FlagSettingTest(unittest.TestCase):
                     self.assertEqual(str(caught.exception), FLAG_MESSAGE.format(name, value))
 
     def test_yes_no_words(self) -> None:
-        for value, expected in (("1", True), ("YES", True), (" on ", True), ("0", False),
-                                ("false", False), ("", False), ("Off", False)):
+        for value, expected in (
+            ("1", True),
+            ("YES", True),
+            (" on ", True),
+            ("0", False),
+            ("false", False),
+            ("", False),
+            ("Off", False),
+        ):
             with self.subTest(value=value):
                 patch_env(self, FORCE_VCR=value)
                 self.assertIs(load_settings(fixtures_dir=self.folder).forced, expected)

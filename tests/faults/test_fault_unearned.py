@@ -64,8 +64,7 @@ def user(text: str) -> list[dict[str, Any]]:
 def corrupt_message(path: Path) -> str:
     """The replay error for ``path``, with a ``{}`` where the problem goes."""
     return (
-        f"Fixture {path} cannot be replayed: {{}}. "
-        "Delete it, or re-record it with VCR_MODE=record."
+        f"Fixture {path} cannot be replayed: {{}}. Delete it, or re-record it with VCR_MODE=record."
     )
 
 
@@ -75,16 +74,22 @@ class UnearnedTestCase(LoopbackTestCase):
 
     def client(self, key: str | None = None, mode: str = "auto") -> anthropic.Anthropic:
         client = vcr_kit.client(
-            mode=mode, fixtures_dir=self.fixtures, base_url=self.server.url,
-            api_key=key or self.key, max_retries=0,
+            mode=mode,
+            fixtures_dir=self.fixtures,
+            base_url=self.server.url,
+            api_key=key or self.key,
+            max_retries=0,
         )
         self.addCleanup(client.close)
         return client
 
     def aclient(self, key: str | None = None, mode: str = "auto") -> anthropic.AsyncAnthropic:
         return vcr_kit.async_client(
-            mode=mode, fixtures_dir=self.fixtures, base_url=self.server.url,
-            api_key=key or self.key, max_retries=0,
+            mode=mode,
+            fixtures_dir=self.fixtures,
+            base_url=self.server.url,
+            api_key=key or self.key,
+            max_retries=0,
         )
 
     @contextmanager
@@ -246,7 +251,9 @@ class SeamTest(UnearnedTestCase):
                         seen.append(exc.status_code)
                 with anthropic.Anthropic(base_url=url, api_key=good, max_retries=0) as client:
                     with client.messages.create(
-                        model=MODEL, max_tokens=16, messages=user("Seam [[stream-cut]]"),
+                        model=MODEL,
+                        max_tokens=16,
+                        messages=user("Seam [[stream-cut]]"),
                         stream=True,
                     ) as stream:
                         seen.append([event.type for event in stream])
@@ -307,9 +314,7 @@ class CassetteTest(UnearnedTestCase):
             async with anthropic.AsyncAnthropic(
                 base_url=self.server.url, api_key=self.key, max_retries=0
             ) as client:
-                async with vcr_kit.cassette(
-                    messages, mode="auto", fixtures_dir=self.fixtures
-                ) as c:
+                async with vcr_kit.cassette(messages, mode="auto", fixtures_dir=self.fixtures) as c:
                     return await c.play(
                         lambda: client.messages.create(
                             model=MODEL, max_tokens=16, messages=messages
@@ -324,10 +329,15 @@ class CassetteTest(UnearnedTestCase):
         client = self.sdk()
         if how == "create":
             return lambda: client.messages.create(
-                model=MODEL, max_tokens=16, messages=messages, stream=True  # type: ignore[arg-type]
+                model=MODEL,
+                max_tokens=16,
+                messages=messages,
+                stream=True,  # type: ignore[arg-type]
             )
         return lambda: client.messages.stream(
-            model=MODEL, max_tokens=16, messages=messages  # type: ignore[arg-type]
+            model=MODEL,
+            max_tokens=16,
+            messages=messages,  # type: ignore[arg-type]
         )
 
     def test_a_streaming_cassette_keeps_only_a_whole_stream(self) -> None:
@@ -358,8 +368,14 @@ class CassetteTest(UnearnedTestCase):
         # A whole stream is stored, and replays.
         messages = user("Cassette whole")
         with vcr_kit.streaming_cassette(messages, mode="auto", fixtures_dir=self.fixtures) as c:
-            recorded = [e.type for e in c.play(lambda: self.sdk().messages.stream(
-                model=MODEL, max_tokens=16, messages=messages))]
+            recorded = [
+                e.type
+                for e in c.play(
+                    lambda: self.sdk().messages.stream(
+                        model=MODEL, max_tokens=16, messages=messages
+                    )
+                )
+            ]
         with vcr_kit.streaming_cassette(messages, mode="replay", fixtures_dir=self.fixtures) as c:
             self.assertEqual([e.type for e in c.play(lambda: None)], recorded)
         self.assertEqual(recorded[-1], "message_stop")
@@ -392,18 +408,25 @@ class CassetteTest(UnearnedTestCase):
         for error_type, kept in (("overloaded_error", False), ("invalid_request_error", True)):
             messages = user(f"Cassette break [[stream-error:{error_type}]]")
             with self.subTest(error_type=error_type):
-                with vcr_kit.streaming_cassette(
-                    messages, mode="auto", fixtures_dir=self.fixtures
-                ) as c, self.assertRaises(anthropic.APIStatusError):
-                    list(c.play(lambda m=messages: client.messages.create(
-                        model=MODEL, max_tokens=16, messages=m, stream=True)))
+                with (
+                    vcr_kit.streaming_cassette(
+                        messages, mode="auto", fixtures_dir=self.fixtures
+                    ) as c,
+                    self.assertRaises(anthropic.APIStatusError),
+                ):
+                    list(
+                        c.play(
+                            lambda m=messages: client.messages.create(
+                                model=MODEL, max_tokens=16, messages=m, stream=True
+                            )
+                        )
+                    )
                 self.assertEqual(c.path.exists(), kept)
         # What was kept replays as the same error (on main it could not be replayed).
         with vcr_kit.streaming_cassette(messages, mode="replay", fixtures_dir=self.fixtures) as c:
             with self.assertRaises(anthropic.APIStatusError) as caught:
                 list(c.play(lambda: None))
         self.assertEqual(caught.exception.body["error"]["type"], "invalid_request_error")  # type: ignore[index]
-
 
     def test_a_stream_of_plain_values_is_refused_before_it_is_written(self) -> None:
         # On main it was written, and every replay refused it ("not an SDK event").
@@ -442,7 +465,9 @@ class TokenCountTest(UnearnedTestCase):
 
         def tokens() -> int:
             return client.messages.count_tokens(
-                model=MODEL, messages=self.MESSAGES, tools=self.TOOLS  # type: ignore[arg-type]
+                model=MODEL,
+                messages=self.MESSAGES,
+                tools=self.TOOLS,  # type: ignore[arg-type]
             ).input_tokens
 
         recorded, c = self.count("auto", tokens)
@@ -460,7 +485,9 @@ class TokenCountTest(UnearnedTestCase):
                 base_url=self.server.url, api_key=self.key
             ) as client:
                 counted = await client.messages.count_tokens(
-                    model=MODEL, messages=self.MESSAGES, tools=self.TOOLS  # type: ignore[arg-type]
+                    model=MODEL,
+                    messages=self.MESSAGES,
+                    tools=self.TOOLS,  # type: ignore[arg-type]
                 )
             return counted.input_tokens
 
@@ -478,8 +505,12 @@ class TokenCountTest(UnearnedTestCase):
     def test_the_sdk_object_and_null_still_record_and_replay(self) -> None:
         client = anthropic.Anthropic(base_url=self.server.url, api_key=self.key)
         self.addCleanup(client.close)
-        recorded, _ = self.count("auto", lambda: client.messages.count_tokens(
-            model=MODEL, messages=self.MESSAGES, tools=self.TOOLS))  # type: ignore[arg-type]
+        recorded, _ = self.count(
+            "auto",
+            lambda: client.messages.count_tokens(
+                model=MODEL, messages=self.MESSAGES, tools=self.TOOLS
+            ),
+        )  # type: ignore[arg-type]
         replayed, _ = self.count("replay", lambda: None)
         self.assertIsInstance(replayed, anthropic.types.MessageTokensCount)
         self.assertEqual(replayed.input_tokens, recorded.input_tokens)
@@ -529,7 +560,9 @@ class ProxyTest(UnearnedTestCase):
                 # The head went out before the break: the SDK's stream raises it as it is.
                 with self.assertRaises(sdk_library().RemoteProtocolError):
                     with client.messages.create(
-                        model=MODEL, max_tokens=16, messages=user("Proxy [[stream-drop]]"),
+                        model=MODEL,
+                        max_tokens=16,
+                        messages=user("Proxy [[stream-drop]]"),
                         stream=True,
                     ) as stream:
                         list(stream)
@@ -568,8 +601,16 @@ class StoredBeforeTest(UnearnedTestCase):
         ) as c:
             client = anthropic.Anthropic(base_url=self.server.url, api_key=self.key)
             self.addCleanup(client.close)
-            list(c.play(lambda: client.messages.create(
-                model=MODEL, max_tokens=16, messages=user("Old cassette stream"), stream=True)))
+            list(
+                c.play(
+                    lambda: client.messages.create(
+                        model=MODEL,
+                        max_tokens=16,
+                        messages=user("Old cassette stream"),
+                        stream=True,
+                    )
+                )
+            )
         self.cassette_stream = c.path
         docs = {p: json.loads(p.read_text()) for p in self.files()}
         self.answer = next(p for p, d in docs.items() if "body" in d["response"])
@@ -613,10 +654,12 @@ class StoredBeforeTest(UnearnedTestCase):
             corrupt_message(self.answer).format(f"response.status: {AUTH}{NEVER}"),
         )
         # Record mode replaces it with what the request earns.
-        self.assertEqual(create(self.client(mode="record"), "Old answer").content[0].text,
-                         "Echo: Old answer")
-        self.assertEqual(create(self.client(mode="replay"), "Old answer").content[0].text,
-                         "Echo: Old answer")
+        self.assertEqual(
+            create(self.client(mode="record"), "Old answer").content[0].text, "Echo: Old answer"
+        )
+        self.assertEqual(
+            create(self.client(mode="replay"), "Old answer").content[0].text, "Echo: Old answer"
+        )
 
     @staticmethod
     def cut(doc: Any) -> None:
@@ -643,9 +686,12 @@ class StoredBeforeTest(UnearnedTestCase):
 
     def test_stored_cassette_answers_the_request_did_not_earn_are_refused(self) -> None:
         self.edit(self.cassette_stream, lambda doc: doc["response"].pop())
-        with vcr_kit.streaming_cassette(
-            user("Old cassette stream"), mode="replay", fixtures_dir=self.fixtures
-        ) as c, self.assertRaises(vcr_kit.FixtureCorruptError) as caught:
+        with (
+            vcr_kit.streaming_cassette(
+                user("Old cassette stream"), mode="replay", fixtures_dir=self.fixtures
+            ) as c,
+            self.assertRaises(vcr_kit.FixtureCorruptError) as caught,
+        ):
             list(c.play(lambda: None))
         self.assertRegex(
             str(caught.exception),
@@ -654,13 +700,26 @@ class StoredBeforeTest(UnearnedTestCase):
         )
         messages = user("Old 401")
         path = self.fixtures / vcr_kit.cassette(messages).path.name
-        error = {"class": "AuthenticationError", "status": 401, "message": "invalid x-api-key",
-                 "body": None, "request_id": "req_0123", "method": "POST", "path": "/v1/messages"}
-        path.write_text(json.dumps({
-            "vcr_kit_format": 1, "kind": "message",
-            "request": {"messages": [{"role": "user", "content": "Old 401"}]},
-            "response": {"$error": error}, "usage": [],
-        }))
+        error = {
+            "class": "AuthenticationError",
+            "status": 401,
+            "message": "invalid x-api-key",
+            "body": None,
+            "request_id": "req_0123",
+            "method": "POST",
+            "path": "/v1/messages",
+        }
+        path.write_text(
+            json.dumps(
+                {
+                    "vcr_kit_format": 1,
+                    "kind": "message",
+                    "request": {"messages": [{"role": "user", "content": "Old 401"}]},
+                    "response": {"$error": error},
+                    "usage": [],
+                }
+            )
+        )
         with vcr_kit.cassette(messages, mode="auto", fixtures_dir=self.fixtures) as c:
             with self.assertRaises(vcr_kit.FixtureCorruptError) as caught:
                 c.play(lambda: self.fail("a corrupt fixture is not re-recorded in auto mode"))
@@ -714,7 +773,9 @@ class SummaryTest(UnearnedTestCase):
         env = {**environ_without_vcr(), "VCR_REPORT": "1", "PYTHONPATH": str(ROOT)}
         done = run_captured(
             [sys.executable, "-c", SUMMARY_SCRIPT, str(self.fixtures), self.server.url, bad],
-            cwd=ROOT, env=env, timeout=120,
+            cwd=ROOT,
+            env=env,
+            timeout=120,
         )
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertEqual(

@@ -30,7 +30,8 @@ class ExampleSuiteOfflineTest(unittest.TestCase):
         env = {
             k: v
             for k, v in os.environ.items()
-            if not k.startswith(("VCR_", "ANTHROPIC_")) and k != "PYTHONWARNINGS"
+            if not k.startswith(("VCR_", "ANTHROPIC_"))
+            and k != "PYTHONWARNINGS"
             and k not in XDIST_WORKER_VARS
         }
         env.update({"CI": "true", "PYTHONWARNINGS": "error"})

@@ -561,9 +561,7 @@ class WireTest(ServerTestCase):
             "billing_error",
         )
 
-    def raw_post(
-        self, path: str, body: bytes, *, chunked: bool = True
-    ) -> tuple[str, list[bytes]]:
+    def raw_post(self, path: str, body: bytes, *, chunked: bool = True) -> tuple[str, list[bytes]]:
         """POST over a bare socket; return lower-cased headers and the raw chunk payloads
         (with ``chunked=False``: everything received, as text, and no chunks)."""
         host, port = self.server.url.removeprefix("http://").split(":")

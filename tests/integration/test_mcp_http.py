@@ -73,8 +73,11 @@ def send(
     """One HTTP exchange with the front, as an MCP client frames it."""
     parts = urlsplit(url)
     connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=60)
-    headers = {"Accept": "application/json, text/event-stream",
-               "Content-Type": "application/json", "MCP-Protocol-Version": "2025-06-18"}
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+        "MCP-Protocol-Version": "2025-06-18",
+    }
     if session is not None:
         headers["Mcp-Session-Id"] = session
     headers.update(extra or {})
@@ -236,10 +239,24 @@ class McpHttpTest(unittest.TestCase):
     def test_bad_json_is_a_parse_error(self) -> None:
         bad, empty = self.drive([{"verb": "POST", "raw": '{"jsonrpc": "2.0", "id": 1, "method"'},
                                  post([])], "http://127.0.0.1:9/mcp", ci=True)  # fmt: skip
-        self.assertEqual((bad["status"], bad["body"]), (400, {
-            "jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}))
-        self.assertEqual((empty["status"], empty["body"]), (400, {
-            "jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Invalid Request"}}))
+        self.assertEqual(
+            (bad["status"], bad["body"]),
+            (
+                400,
+                {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}},
+            ),
+        )
+        self.assertEqual(
+            (empty["status"], empty["body"]),
+            (
+                400,
+                {
+                    "jsonrpc": "2.0",
+                    "id": None,
+                    "error": {"code": -32600, "message": "Invalid Request"},
+                },
+            ),
+        )
 
     def test_a_batch_gets_its_answers_in_a_list_under_2025_03_26(self) -> None:
         old = {"MCP-Protocol-Version": "2025-03-26"}
@@ -369,8 +386,9 @@ class McpHttpTest(unittest.TestCase):
                                    "--port", port], cwd=self.base, env=env, capture_output=True,
                                   text=True, check=False, timeout=60)  # fmt: skip
         self.assertEqual(done.returncode, 1)
-        self.assertEqual(done.stderr,
-                         f"vcr_kit: cannot listen on 127.0.0.1:{port}: Address already in use\n")
+        self.assertEqual(
+            done.stderr, f"vcr_kit: cannot listen on 127.0.0.1:{port}: Address already in use\n"
+        )
 
 
 if __name__ == "__main__":

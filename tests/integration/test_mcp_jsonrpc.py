@@ -384,7 +384,8 @@ def test_the_http_front_stores_only_a_valid_response(
     if response == {"jsonrpc": "2.0", "id": 5}:
         assert answer["error"]["message"] == (
             f"vcr_kit: the MCP server {NAME!r} answered 'tools/call' with no valid JSON-RPC "
-            'response (it has neither "result" nor "error"); nothing was stored')
+            'response (it has neither "result" nor "error"); nothing was stored'
+        )
 
 
 def test_a_fixture_holding_no_valid_answer_is_an_error_not_replayed(tmp_path: Path) -> None:

@@ -28,18 +28,30 @@ MODEL = "claude-opus-4-7"
 
 
 def request(text: str = "hello") -> http.Request:
-    body = json.dumps({"max_tokens": 8, "model": MODEL,
-                       "messages": [{"role": "user", "content": text}]}).encode()
-    return http.Request("POST", "https://api.anthropic.com/v1/messages", content=body,
-                          headers={"content-type": "application/json", "x-api-key": "test"})
+    body = json.dumps(
+        {"max_tokens": 8, "model": MODEL, "messages": [{"role": "user", "content": text}]}
+    ).encode()
+    return http.Request(
+        "POST",
+        "https://api.anthropic.com/v1/messages",
+        content=body,
+        headers={"content-type": "application/json", "x-api-key": "test"},
+    )
 
 
 def answer(text: str) -> bytes:
-    return json.dumps({
-        "id": "msg_01live", "type": "message", "role": "assistant", "model": MODEL,
-        "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
-        "stop_sequence": None, "usage": {"input_tokens": 3, "output_tokens": 5},
-    }).encode()
+    return json.dumps(
+        {
+            "id": "msg_01live",
+            "type": "message",
+            "role": "assistant",
+            "model": MODEL,
+            "content": [{"type": "text", "text": text}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 3, "output_tokens": 5},
+        }
+    ).encode()
 
 
 class TestReservedTemp(unittest.TestCase):
@@ -57,11 +69,13 @@ class TestReservedTemp(unittest.TestCase):
         def api(_request: http.Request) -> http.Response:
             (temp,) = self.temps()  # made before the call, while it runs
             seen.append(temp.stat().st_ino)
-            return http.Response(200, headers={"content-type": "application/json"},
-                                   content=answer("hi"))
+            return http.Response(
+                200, headers={"content-type": "application/json"}, content=answer("hi")
+            )
 
-        transport = vcr_kit.VCRTransport(mode="record", fixtures_dir=self.folder,
-                                         live=http.MockTransport(api))
+        transport = vcr_kit.VCRTransport(
+            mode="record", fixtures_dir=self.folder, live=http.MockTransport(api)
+        )
         response = transport.handle_request(request())
         response.read()
         (fixture,) = self.folder.glob("*.json")
@@ -74,18 +88,27 @@ class TestReservedTemp(unittest.TestCase):
             raise http.ConnectError("refused")
 
         def unearned(_request: http.Request) -> http.Response:
-            return http.Response(529, headers={"content-type": "application/json"},
-                                   content=b'{"type":"error","error":{"type":"overloaded_error"}}')
+            return http.Response(
+                529,
+                headers={"content-type": "application/json"},
+                content=b'{"type":"error","error":{"type":"overloaded_error"}}',
+            )
 
         def same(_request: http.Request) -> http.Response:
-            return http.Response(200, headers={"content-type": "application/json"},
-                                   content=answer("the same"))
+            return http.Response(
+                200, headers={"content-type": "application/json"}, content=answer("the same")
+            )
 
-        for name, api in (("failing", failing), ("unearned", unearned), ("same", same),
-                          ("same again", same)):
+        for name, api in (
+            ("failing", failing),
+            ("unearned", unearned),
+            ("same", same),
+            ("same again", same),
+        ):
             with self.subTest(name):
-                transport = vcr_kit.VCRTransport(mode="record", fixtures_dir=self.folder,
-                                                 live=http.MockTransport(api))
+                transport = vcr_kit.VCRTransport(
+                    mode="record", fixtures_dir=self.folder, live=http.MockTransport(api)
+                )
                 if api is failing:
                     with self.assertRaises(http.ConnectError):  # the upstream's, as it is
                         transport.handle_request(request(name))
@@ -110,8 +133,9 @@ def peak(run: Any) -> int:
 class TestLargeAnswerMemory(unittest.TestCase):
     def test_record_and_replay_within_three_times_the_answer(self) -> None:
         body = answer(("lorem ipsum " * 800_000)[:9_000_000])  # a file over 4 MB
-        mock = http.MockTransport(lambda r: http.Response(
-            200, headers={"content-type": "application/json"}, content=body))
+        mock = http.MockTransport(
+            lambda r: http.Response(200, headers={"content-type": "application/json"}, content=body)
+        )
         with tempfile.TemporaryDirectory() as folder:
             recorder = vcr_kit.VCRTransport(mode="record", fixtures_dir=folder, live=mock)
             recorded = peak(lambda: recorder.handle_request(request()).read())

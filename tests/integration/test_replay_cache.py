@@ -43,10 +43,16 @@ class ReplayCacheTest(unittest.TestCase):
         self.fixtures = temp_dir(self)
 
     def record(self, text: str) -> Path:
-        with LoopbackServer() as server, client(
-            mode="record", fixtures_dir=self.fixtures, api_key="test-key",
-            base_url=server.url, max_retries=0,
-        ) as sdk:
+        with (
+            LoopbackServer() as server,
+            client(
+                mode="record",
+                fixtures_dir=self.fixtures,
+                api_key="test-key",
+                base_url=server.url,
+                max_retries=0,
+            ) as sdk,
+        ):
             self.assertEqual(ask(sdk, text), f"Echo: {text}")
         (path,) = [p for p in self.fixtures.glob("*.json") if p.stat().st_size]
         return path
@@ -147,17 +153,25 @@ class ReplayCacheTest(unittest.TestCase):
         # float. The fixture is not served for it; the exact parse keys the integer.
         def ask_with(sdk: object, seed: float | int) -> str:
             message = sdk.messages.create(  # type: ignore[attr-defined]
-                model=MODEL, max_tokens=32, extra_body={"seed": seed},
+                model=MODEL,
+                max_tokens=32,
+                extra_body={"seed": seed},
                 messages=[{"role": "user", "content": "seeded question"}],
             )
             answer: str = message.content[0].text
             return answer
 
         huge = 2**64 + 1
-        with LoopbackServer() as server, client(
-            mode="record", fixtures_dir=self.fixtures, api_key="test-key",
-            base_url=server.url, max_retries=0,
-        ) as sdk:
+        with (
+            LoopbackServer() as server,
+            client(
+                mode="record",
+                fixtures_dir=self.fixtures,
+                api_key="test-key",
+                base_url=server.url,
+                max_retries=0,
+            ) as sdk,
+        ):
             ask_with(sdk, float(huge))
             ask_with(sdk, 2**70)  # an integer recorded as it is is answered as it is
         sdk = self.replayer()
@@ -179,22 +193,31 @@ class ReplayCacheTest(unittest.TestCase):
 
         project = temp_dir(self, "project")
         patch_env(self, VCR_REPORT="0", VCR_DISABLE_RULES="temp_dir")
-        with LoopbackServer() as server, client(
-            mode="record", fixtures_dir=self.fixtures, api_key="test-key",
-            base_url=server.url, max_retries=0,
-        ) as recording:
+        with (
+            LoopbackServer() as server,
+            client(
+                mode="record",
+                fixtures_dir=self.fixtures,
+                api_key="test-key",
+                base_url=server.url,
+                max_retries=0,
+            ) as recording,
+        ):
             with working_dir(project):
                 ask(recording, f"what is in {project}/notes.txt?")
             ask(recording, "a plain question")
         transport = VCRTransport(mode="replay", fixtures_dir=self.fixtures)
         sdk = anthropic.Anthropic(
-            api_key="test-key", max_retries=0,
+            api_key="test-key",
+            max_retries=0,
             http_client=anthropic.DefaultHttpxClient(transport=transport),
         )
         self.addCleanup(sdk.close)
         with working_dir(project):
-            self.assertEqual(ask(sdk, f"what is in {project}/notes.txt?"),
-                             f"Echo: what is in {project}/notes.txt?")
+            self.assertEqual(
+                ask(sdk, f"what is in {project}/notes.txt?"),
+                f"Echo: what is in {project}/notes.txt?",
+            )
         self.assertFalse(transport.recorder._quick_first)
         self.assertEqual(ask(sdk, "a plain question"), "Echo: a plain question")
         self.assertTrue(transport.recorder._quick_first)
@@ -261,4 +284,3 @@ class ReplayCacheTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
-

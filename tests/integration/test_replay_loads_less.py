@@ -18,8 +18,13 @@ pytestmark = [pytest.mark.child, pytest.mark.matrix]
 
 
 #: Modules a replaying test must not load.
-RECORDING_ONLY = ("filelock", "http.server", "vcr_kit._proxy.server", "vcr_kit._store.secrets",
-                  "vcr_kit._store.secret_shapes")
+RECORDING_ONLY = (
+    "filelock",
+    "http.server",
+    "vcr_kit._proxy.server",
+    "vcr_kit._store.secrets",
+    "vcr_kit._store.secret_shapes",
+)
 
 RECORD = """
 import sys
@@ -69,17 +74,22 @@ class ReplayLoadsLessTest(unittest.TestCase):
     def run_python(self, code: str, folder: Path) -> list[str]:
         env = environ_without_vcr()
         env["VCR_REPORT"] = "0"
-        done = run_captured([sys.executable, "-c", code % {"modules": RECORDING_ONLY},
-                             str(folder)], cwd=ROOT, env=env, timeout=120)
+        done = run_captured(
+            [sys.executable, "-c", code % {"modules": RECORDING_ONLY}, str(folder)],
+            cwd=ROOT,
+            env=env,
+            timeout=120,
+        )
         self.assertEqual(done.returncode, 0, done.stderr)
         return done.stdout.splitlines()
 
     def test_a_replaying_test_loads_no_lock_no_proxy_and_no_secret_patterns(self) -> None:
         folder = temp_dir(self)
         # Recording loads them (so the check below can see them when they load).
-        self.assertEqual(self.run_python(RECORD, folder),
-                         ["recorded: ['filelock', 'vcr_kit._store.secret_shapes', "
-                          "'vcr_kit._store.secrets']"])
+        self.assertEqual(
+            self.run_python(RECORD, folder),
+            ["recorded: ['filelock', 'vcr_kit._store.secret_shapes', 'vcr_kit._store.secrets']"],
+        )
         self.assertEqual(self.run_python(REPLAY, folder), ["passed: True", "loaded: []"])
 
 

@@ -78,7 +78,9 @@ class BenchmarkTest(unittest.TestCase):
     def test_the_transport_benchmark_prints_both_sides_and_the_extra_per_length(self) -> None:
         done = run_captured(
             [sys.executable, "benchmarks/transport.py", "--turns", "0,2", "--rounds", "1"],
-            cwd=ROOT, env=environ_without_vcr(), timeout=300,
+            cwd=ROOT,
+            env=environ_without_vcr(),
+            timeout=300,
         )
         self.assertEqual(done.returncode, 0, done.stderr)
         lines = done.stdout.splitlines()
@@ -92,18 +94,30 @@ class BenchmarkTest(unittest.TestCase):
 
     def test_the_key_work_benchmark_prints_the_three_clients_per_length(self) -> None:
         done = run_captured(
-            [sys.executable, "benchmarks/key_work.py", "--turns", "0,2", "--rounds", "1",
-             "--calls", "5"],
-            cwd=ROOT, env=environ_without_vcr(), timeout=300,
+            [
+                sys.executable,
+                "benchmarks/key_work.py",
+                "--turns",
+                "0,2",
+                "--rounds",
+                "1",
+                "--calls",
+                "5",
+            ],
+            cwd=ROOT,
+            env=environ_without_vcr(),
+            timeout=300,
         )
         self.assertEqual(done.returncode, 0, done.stderr)
         lines = done.stdout.splitlines()
         self.assertRegex(
-            lines[0], r"^anthropic \S+, Python \S+; CPU time per call through the SDK, best of "
-            r"rounds$"
+            lines[0],
+            r"^anthropic \S+, Python \S+; CPU time per call through the SDK, best of "
+            r"rounds$",
         )
-        self.assertEqual(lines[1].split(),
-                         ["turns", "request", "floor", "floor", "+", "key", "vcr_kit"])
+        self.assertEqual(
+            lines[1].split(), ["turns", "request", "floor", "floor", "+", "key", "vcr_kit"]
+        )
         cell = r"\d+us \(in\s+\d+us\)"  # the call, and its time inside the transport
         for line, turns in zip(lines[2:], (0, 2), strict=True):
             self.assertRegex(

@@ -308,9 +308,7 @@ class AsyncMixinTest(MixinTestBase):
                     model=MODEL, max_tokens=10, messages=[{"role": "user", "content": "mixin"}]
                 )
                 text = reply.content[0].text  # type: ignore[union-attr]
-                seen.append(
-                    (own, text, bool(self.vcr_journal.paths(Event.REPLAYED)))
-                )
+                seen.append((own, text, bool(self.vcr_journal.paths(Event.REPLAYED))))
 
         os.environ.update(
             {"ANTHROPIC_BASE_URL": self.server.url, "ANTHROPIC_API_KEY": KEY, "VCR_MODE": "auto"}

@@ -85,10 +85,8 @@ class ChildTrapsTest(unittest.TestCase):
         )  # fmt: skip
         valid = "; its keywords are mode=, fixtures_dir=, hosts=, proxy=, faults="
         for line in (
-            "@pytest.mark.vcr('replay'): "
-            f"the marker takes keywords only (mode='replay'?){valid}",
-            "@pytest.mark.vcr(mdoe='replay'): "
-            f"unknown keyword mdoe= (did you mean mode=?){valid}",
+            f"@pytest.mark.vcr('replay'): the marker takes keywords only (mode='replay'?){valid}",
+            f"@pytest.mark.vcr(mdoe='replay'): unknown keyword mdoe= (did you mean mode=?){valid}",
             "@pytest.mark.vcr(mode='bogus'): "
             "mode='bogus' is not a mode vcr_kit knows; use one of: auto, replay, record, off.",
         ):  # each test errors at setup with its line alone: no traceback

@@ -67,24 +67,30 @@ def events_of(message: dict[str, Any]) -> list[dict[str, Any]]:
     for index, block in enumerate(message["content"]):
         empty = {**block, "text": ""} if block["type"] == "text" else {**block, "input": {}}
         events.append(
-            {"event": "content_block_start",
-             "data": {"type": "content_block_start", "index": index, "content_block": empty}}
+            {
+                "event": "content_block_start",
+                "data": {"type": "content_block_start", "index": index, "content_block": empty},
+            }
         )
         if block["type"] == "text":
             delta = {"type": "text_delta", "text": block["text"]}
         else:
             delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
         events.append(
-            {"event": "content_block_delta",
-             "data": {"type": "content_block_delta", "index": index, "delta": delta}}
+            {
+                "event": "content_block_delta",
+                "data": {"type": "content_block_delta", "index": index, "delta": delta},
+            }
         )
         events.append(
             {"event": "content_block_stop", "data": {"type": "content_block_stop", "index": index}}
         )
     delta = {"stop_reason": message["stop_reason"], "stop_sequence": None}
     events.append(
-        {"event": "message_delta",
-         "data": {"type": "message_delta", "delta": delta, "usage": {"output_tokens": 5}}}
+        {
+            "event": "message_delta",
+            "data": {"type": "message_delta", "delta": delta, "usage": {"output_tokens": 5}},
+        }
     )
     events.append({"event": "message_stop", "data": {"type": "message_stop"}})
     return events
@@ -99,10 +105,12 @@ class PropertyTest(unittest.TestCase):
     @settings(max_examples=examples(60), deadline=None)
     @given(messages())
     def test_the_same_answer_is_identical_json_and_stream(self, message: dict[str, Any]) -> None:
-        self.assertEqual(compare_answers(answer(message), answer(copy.deepcopy(message))).verdict,
-                         IDENTICAL)
-        self.assertEqual(compare_answers(stream(message), stream(copy.deepcopy(message))).verdict,
-                         IDENTICAL)
+        self.assertEqual(
+            compare_answers(answer(message), answer(copy.deepcopy(message))).verdict, IDENTICAL
+        )
+        self.assertEqual(
+            compare_answers(stream(message), stream(copy.deepcopy(message))).verdict, IDENTICAL
+        )
 
     @settings(max_examples=examples(60), deadline=None)
     @given(messages(), st.integers(1, 10_000))
@@ -123,9 +131,7 @@ class PropertyTest(unittest.TestCase):
 
     @settings(max_examples=examples(60), deadline=None)
     @given(messages(), st.sampled_from(["max_tokens", "refusal", "pause_turn"]))
-    def test_another_stop_reason_is_a_regression(
-        self, message: dict[str, Any], stop: str
-    ) -> None:
+    def test_another_stop_reason_is_a_regression(self, message: dict[str, Any], stop: str) -> None:
         other = copy.deepcopy(message)
         other["stop_reason"] = stop
         for make in (answer, stream):
@@ -168,9 +174,16 @@ class PropertyTest(unittest.TestCase):
 
 
 def _message(*blocks: dict[str, Any], stop: str = "end_turn") -> dict[str, Any]:
-    return {"id": "msg_vcr_0", "type": "message", "role": "assistant", "model": "m",
-            "content": list(blocks), "stop_reason": stop, "stop_sequence": None,
-            "usage": {"input_tokens": 1, "output_tokens": 1}}
+    return {
+        "id": "msg_vcr_0",
+        "type": "message",
+        "role": "assistant",
+        "model": "m",
+        "content": list(blocks),
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 1, "output_tokens": 1},
+    }
 
 
 def _text(text: str) -> dict[str, Any]:
@@ -187,38 +200,51 @@ class ReasonsTest(unittest.TestCase):
 
     def test_truncation(self) -> None:
         self.assertEqual(
-            self.reasons(_message(_text("A long story.")),
-                         _message(_text("A long"), stop="max_tokens")),
-            ("regression: truncated by max_tokens (stop reason was end_turn)",
-             "benign: other wording in block 0 (text)"),
+            self.reasons(
+                _message(_text("A long story.")), _message(_text("A long"), stop="max_tokens")
+            ),
+            (
+                "regression: truncated by max_tokens (stop reason was end_turn)",
+                "benign: other wording in block 0 (text)",
+            ),
         )
 
     def test_a_tool_called_now_and_no_longer(self) -> None:
         plain = _message(_text("Sunny."))
-        called = _message(_text("Let me check."), _tool("get_weather", city="Paris"),
-                          stop="tool_use")
+        called = _message(
+            _text("Let me check."), _tool("get_weather", city="Paris"), stop="tool_use"
+        )
         self.assertEqual(
             self.reasons(plain, called)[:2],
-            ("regression: stop reason end_turn -> tool_use",
-             "regression: a tool is called now: get_weather"),
+            (
+                "regression: stop reason end_turn -> tool_use",
+                "regression: a tool is called now: get_weather",
+            ),
         )
-        self.assertIn("regression: no tool is called now (was get_weather)",
-                      self.reasons(called, plain))
+        self.assertIn(
+            "regression: no tool is called now (was get_weather)", self.reasons(called, plain)
+        )
 
     def test_another_tool_and_another_input(self) -> None:
         self.assertEqual(
-            self.reasons(_message(_tool("get_weather", city="Paris"), stop="tool_use"),
-                         _message(_tool("lookup", city="Paris"), stop="tool_use")),
+            self.reasons(
+                _message(_tool("get_weather", city="Paris"), stop="tool_use"),
+                _message(_tool("lookup", city="Paris"), stop="tool_use"),
+            ),
             ("regression: tools get_weather -> lookup",),
         )
         self.assertEqual(
-            self.reasons(_message(_tool("w", city="Paris"), stop="tool_use"),
-                         _message(_tool("w", city=["Paris"]), stop="tool_use")),
+            self.reasons(
+                _message(_tool("w", city="Paris"), stop="tool_use"),
+                _message(_tool("w", city=["Paris"]), stop="tool_use"),
+            ),
             ("regression: tool w input {city: string} -> {city: array}",),
         )
         self.assertEqual(
-            self.reasons(_message(_tool("w", city="Paris"), stop="tool_use"),
-                         _message(_tool("w", city="Rome"), stop="tool_use")),
+            self.reasons(
+                _message(_tool("w", city="Paris"), stop="tool_use"),
+                _message(_tool("w", city="Rome"), stop="tool_use"),
+            ),
             ("benign: tool w input: other values",),
         )
 
@@ -231,8 +257,10 @@ class ReasonsTest(unittest.TestCase):
         data["delta"]["partial_json"] = '{"city": "Paris", "unit'
         self.assertEqual(
             compare_answers(stream(called), cut).reasons,
-            ("regression: truncated by max_tokens (stop reason was tool_use)",
-             "regression: tool w input {city: string, unit: string} -> {city: string}"),
+            (
+                "regression: truncated by max_tokens (stop reason was tool_use)",
+                "regression: tool w input {city: string, unit: string} -> {city: string}",
+            ),
         )
 
     def test_other_citations_of_the_same_text_are_benign(self) -> None:
@@ -243,26 +271,47 @@ class ReasonsTest(unittest.TestCase):
             events = answer["events"]
             at = next(n for n, e in enumerate(events) if e["event"] == "content_block_delta")
             events[at - 1]["data"]["content_block"]["citations"] = []
-            citation = {"type": "char_location", "cited_text": text, "document_index": 0,
-                        "document_title": None, "start_char_index": 0,
-                        "end_char_index": len(text)}
-            events.insert(at, {"event": "content_block_delta", "data": {
-                "type": "content_block_delta", "index": 0,
-                "delta": {"type": "citations_delta", "citation": citation}}})
+            citation = {
+                "type": "char_location",
+                "cited_text": text,
+                "document_index": 0,
+                "document_title": None,
+                "start_char_index": 0,
+                "end_char_index": len(text),
+            }
+            events.insert(
+                at,
+                {
+                    "event": "content_block_delta",
+                    "data": {
+                        "type": "content_block_delta",
+                        "index": 0,
+                        "delta": {"type": "citations_delta", "citation": citation},
+                    },
+                },
+            )
             return answer
 
         self.assertEqual(compare_answers(cited("blue"), cited("blue")).verdict, IDENTICAL)
-        self.assertEqual(compare_answers(cited("the sky is blue"), cited("blue skies")).reasons,
-                         ("benign: block 0 (text) differs",))
+        self.assertEqual(
+            compare_answers(cited("the sky is blue"), cited("blue skies")).reasons,
+            ("benign: block 0 (text) differs",),
+        )
 
     def test_structured_output(self) -> None:
         recorded = _message(_text('{"name": "Ada", "age": 36}'))
-        self.assertEqual(self.reasons(recorded, _message(_text('{"name": "Bob", "age": 7}'))),
-                         ("benign: other wording in block 0 (text)",))
-        self.assertEqual(self.reasons(recorded, _message(_text('{"name": "Bob"}'))),
-                         ("regression: structured output in block 0 has another JSON shape",))
-        self.assertEqual(self.reasons(recorded, _message(_text("Ada, 36"))),
-                         ("regression: structured output in block 0 is no longer JSON",))
+        self.assertEqual(
+            self.reasons(recorded, _message(_text('{"name": "Bob", "age": 7}'))),
+            ("benign: other wording in block 0 (text)",),
+        )
+        self.assertEqual(
+            self.reasons(recorded, _message(_text('{"name": "Bob"}'))),
+            ("regression: structured output in block 0 has another JSON shape",),
+        )
+        self.assertEqual(
+            self.reasons(recorded, _message(_text("Ada, 36"))),
+            ("regression: structured output in block 0 is no longer JSON",),
+        )
 
     def test_another_block_kind(self) -> None:
         thinking = {"type": "thinking", "thinking": "Hmm.", "signature": "s"}
@@ -272,9 +321,14 @@ class ReasonsTest(unittest.TestCase):
         )
 
     def test_success_against_error(self) -> None:
-        error = {"status": 400, "headers": {"content-type": "application/json"},
-                 "body": {"type": "error", "error": {"type": "invalid_request_error",
-                                                     "message": "max_tokens: too large"}}}
+        error = {
+            "status": 400,
+            "headers": {"content-type": "application/json"},
+            "body": {
+                "type": "error",
+                "error": {"type": "invalid_request_error", "message": "max_tokens: too large"},
+            },
+        }
         verdict = compare_answers(answer(_message(_text("Hi."))), error)
         self.assertEqual(
             verdict.reasons, ("regression: success -> error 400 invalid_request_error",)
@@ -286,8 +340,10 @@ class ReasonsTest(unittest.TestCase):
         live["usage"] = {"input_tokens": "1"}
         self.assertEqual(
             self.reasons(_message(_text("Hi.")), live),
-            ("api drift: field [message].usage.input_tokens: number -> string",
-             "api drift: field [message].usage.output_tokens is gone (was number)"),
+            (
+                "api drift: field [message].usage.input_tokens: number -> string",
+                "api drift: field [message].usage.output_tokens is gone (was number)",
+            ),
         )
 
     def test_sse_event_types_and_content_type(self) -> None:
@@ -300,19 +356,30 @@ class ReasonsTest(unittest.TestCase):
         )
         other = answer(message)
         other["headers"] = {"content-type": "application/x-ndjson"}
-        self.assertEqual(compare_answers(answer(message), other).reasons,
-                         ("api drift: content-type application/json -> application/x-ndjson",))
+        self.assertEqual(
+            compare_answers(answer(message), other).reasons,
+            ("api drift: content-type application/json -> application/x-ndjson",),
+        )
 
     def test_token_counts_and_cassette_documents(self) -> None:
-        count = {"status": 200, "headers": {"content-type": "application/json"},
-                 "body": {"input_tokens": 18}}
+        count = {
+            "status": 200,
+            "headers": {"content-type": "application/json"},
+            "body": {"input_tokens": 18},
+        }
         more = {**count, "body": {"input_tokens": 23}}
-        self.assertEqual(compare_answers(count, more).reasons,
-                         ("benign: values differ: input_tokens",))
-        recorded = {"kind": "token_count", "response": {"$sdk": "MessageTokensCount",
-                                                         "data": {"input_tokens": 18}}}
+        self.assertEqual(
+            compare_answers(count, more).reasons, ("benign: values differ: input_tokens",)
+        )
+        recorded = {
+            "kind": "token_count",
+            "response": {"$sdk": "MessageTokensCount", "data": {"input_tokens": 18}},
+        }
         self.assertEqual(compare_documents(recorded, recorded).verdict, IDENTICAL)
-        live = {"kind": "token_count", "response": {"$sdk": "MessageTokensCount",
-                                                    "data": {"input_tokens": 18, "extra": 1}}}
-        self.assertEqual(compare_documents(recorded, live).reasons,
-                         ("api drift: new field extra (number)",))
+        live = {
+            "kind": "token_count",
+            "response": {"$sdk": "MessageTokensCount", "data": {"input_tokens": 18, "extra": 1}},
+        }
+        self.assertEqual(
+            compare_documents(recorded, live).reasons, ("api drift: new field extra (number)",)
+        )

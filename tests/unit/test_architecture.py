@@ -45,9 +45,18 @@ def lint_imports(folder: Path) -> subprocess.CompletedProcess[str]:
     """``lint-imports`` over the package in ``folder``, with the contract of its setup.cfg
     (found there: the releases for Python 3.10 take no config path as an argument)."""
     return subprocess.run(
-        [sys.executable, "-c", "from importlinter.cli import lint_imports_command as c; c()",
-         "--no-cache", "--no-logo"],
-        cwd=folder, capture_output=True, text=True, timeout=120, check=False,
+        [
+            sys.executable,
+            "-c",
+            "from importlinter.cli import lint_imports_command as c; c()",
+            "--no-cache",
+            "--no-logo",
+        ],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
 
 
@@ -276,7 +285,7 @@ class ImportRulesTest(unittest.TestCase):
             state[node] = 1
             for target in sorted(graph.get(node, ())):
                 if state.get(target) == 1:
-                    circles.append([*path[path.index(target):], target])
+                    circles.append([*path[path.index(target) :], target])
                 elif target not in state:
                     visit(target, [*path, target])
             state[node] = 2
@@ -370,8 +379,6 @@ class KindRegistryTest(unittest.TestCase):
 
     def test_every_kind_has_a_view_in_show(self) -> None:
         self.assertEqual(set(VIEWS), set(KINDS))
-
-
 
 
 def assigned_module_names(source: str) -> set[str]:

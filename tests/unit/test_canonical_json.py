@@ -34,15 +34,33 @@ json_values = st.recursive(
     | st.integers(min_value=-(2**70), max_value=2**70)
     | st.floats(allow_nan=True, allow_infinity=True)
     | st.text(),
-    lambda children: st.lists(children, max_size=4)
-    | st.dictionaries(st.text(max_size=6), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4)
+    ),
     max_leaves=20,
 )
 
 TRICKY = [
-    1e-05, 9.9e-05, 1e-07, 2.5e-08, 1e-10, 1e16, 1e22, 123.456, -0.0, 5e-324, 2**64, -(2**63) - 1,
-    "\ud800", "\x00\x1f\x7f\u2028", {"\ue000": 1, "\U0001f600": 2, "B": 3, "b": 4},
-    {1: "int key"}, float("nan"), float("inf"), "a null word", "e-mail",
+    1e-05,
+    9.9e-05,
+    1e-07,
+    2.5e-08,
+    1e-10,
+    1e16,
+    1e22,
+    123.456,
+    -0.0,
+    5e-324,
+    2**64,
+    -(2**63) - 1,
+    "\ud800",
+    "\x00\x1f\x7f\u2028",
+    {"\ue000": 1, "\U0001f600": 2, "B": 3, "b": 4},
+    {1: "int key"},
+    float("nan"),
+    float("inf"),
+    "a null word",
+    "e-mail",
 ]
 
 
@@ -134,7 +152,12 @@ class PurePathTest(unittest.TestCase):
                 "-c",
                 "from vcr_kit._core import canonical_json; print(canonical_json.available())",
             ],
-            cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=False,
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
         )
         self.assertEqual(done.stdout.strip(), "False", done.stderr)
 

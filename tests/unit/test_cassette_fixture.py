@@ -144,9 +144,7 @@ class ModesTest(FixtureTestCase):
             with self.assertRaises(FixtureMissingError) as caught:
                 missing.play(Counter(5))
             lines = str(caught.exception).split("\n")
-            self.assertEqual(
-                lines[0], f"Fixture missing: {missing.path}{MISSING_TAIL}"
-            )
+            self.assertEqual(lines[0], f"Fixture missing: {missing.path}{MISSING_TAIL}")
             self.assertEqual(lines[1], f"Nearest recorded fixture: fixtures/{recorded.path.name}.")
             self.assertIn("What differs:", lines)
             self.assertIn('-  "question": "What is 2+2?"', lines)
@@ -541,7 +539,8 @@ class WriteErrorTest(FixtureTestCase):
 class SecretTest(FixtureTestCase):
     def leak_message(self, what: str, where: str) -> str:
         allow = (
-            "" if what.startswith("the value of")
+            ""
+            if what.startswith("the value of")
             else " If it is not a secret, list it (or a re: pattern) in VCR_ALLOW_SECRETS."
         )
         return (

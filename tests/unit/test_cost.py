@@ -154,23 +154,44 @@ class CostArithmeticTest(unittest.TestCase):
     def test_a_stream_s_final_counts_replace_the_start_s_as_the_sdk_does(self) -> None:
         # message_delta's counts are running totals (a compaction or a server tool
         # reads more input): each one given replaces message_start's, a null one keeps it.
-        start_usage = {"input_tokens": 10, "cache_creation_input_tokens": 0,
-                       "cache_read_input_tokens": 100, "output_tokens": 1}
+        start_usage = {
+            "input_tokens": 10,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 100,
+            "output_tokens": 1,
+        }
         events = [
-            {"type": "message_start",
-             "message": {"type": "message", "model": MODEL, "usage": start_usage}},
-            {"type": "message_delta", "delta": {"stop_reason": "end_turn"},
-             "usage": {"input_tokens": 30, "cache_creation_input_tokens": None,
-                       "cache_read_input_tokens": 250, "output_tokens": 40,
-                       "server_tool_use": {"web_search_requests": 1}}},
+            {
+                "type": "message_start",
+                "message": {"type": "message", "model": MODEL, "usage": start_usage},
+            },
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "end_turn"},
+                "usage": {
+                    "input_tokens": 30,
+                    "cache_creation_input_tokens": None,
+                    "cache_read_input_tokens": 250,
+                    "output_tokens": 40,
+                    "server_tool_use": {"web_search_requests": 1},
+                },
+            },
             {"type": "message_stop"},
         ]
         self.assertEqual(
             _cost.usage_entries(events),
-            [{"model": MODEL, "usage": {
-                "input_tokens": 30, "cache_creation_input_tokens": 0,
-                "cache_read_input_tokens": 250, "output_tokens": 40,
-                "server_tool_use": {"web_search_requests": 1}}}],
+            [
+                {
+                    "model": MODEL,
+                    "usage": {
+                        "input_tokens": 30,
+                        "cache_creation_input_tokens": 0,
+                        "cache_read_input_tokens": 250,
+                        "output_tokens": 40,
+                        "server_tool_use": {"web_search_requests": 1},
+                    },
+                }
+            ],
         )
         self.assertEqual(start_usage["input_tokens"], 10, "the event was changed")
 

@@ -304,12 +304,18 @@ class ClaudeCodeEnvironmentTest(unittest.TestCase):
             "# currentDate\nToday's date is {date}.\n"
         )
         one = block.format(
-            cwd="/tmp/a/proj", slug="-tmp-a-proj", home="/tmp/a/home",
-            os="Linux 6.18.44-fc-v857", date="2026-11-30",
+            cwd="/tmp/a/proj",
+            slug="-tmp-a-proj",
+            home="/tmp/a/home",
+            os="Linux 6.18.44-fc-v857",
+            date="2026-11-30",
         )
         two = block.format(
-            cwd="/srv/b/work", slug="-srv-b-work", home="/home/b",
-            os="Darwin 24.1.0", date="2027-01-02",
+            cwd="/srv/b/work",
+            slug="-srv-b-work",
+            home="/home/b",
+            os="Darwin 24.1.0",
+            date="2027-01-02",
         )
         expected = (
             "# Environment\n - Primary working directory: [CWD]\n - OS Version: [OS_VERSION]\n"

@@ -103,9 +103,7 @@ class OnePassGateTest(unittest.TestCase):
     @PROPERTY
     @given(texts)
     def test_dehydrate_gives_what_each_rule_in_turn_gives(self, text: str) -> None:
-        self.assertEqual(
-            dehydrate(text, **POSIX), every_rule_in_turn(text, DEFAULT_RULES, PATHS)
-        )
+        self.assertEqual(dehydrate(text, **POSIX), every_rule_in_turn(text, DEFAULT_RULES, PATHS))
 
     @PROPERTY
     @given(texts)

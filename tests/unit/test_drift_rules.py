@@ -37,8 +37,12 @@ def request(**body: Any) -> dict[str, Any]:
     return {
         "method": "POST",
         "path": "/v1/messages",
-        "body": {"model": OPUS, "max_tokens": 64,
-                 "messages": [{"role": "user", "content": "Say hi."}], **body},
+        "body": {
+            "model": OPUS,
+            "max_tokens": 64,
+            "messages": [{"role": "user", "content": "Say hi."}],
+            **body,
+        },
     }
 
 
@@ -46,9 +50,16 @@ def message(model: str = OPUS, text: str = "Hi.") -> dict[str, Any]:
     return {
         "status": 200,
         "headers": {"content-type": "application/json"},
-        "body": {"id": "msg_1", "type": "message", "role": "assistant", "model": model,
-                 "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
-                 "stop_sequence": None, "usage": {"input_tokens": 3, "output_tokens": 2}},
+        "body": {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": [{"type": "text", "text": text}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 3, "output_tokens": 2},
+        },
     }
 
 
@@ -66,12 +77,12 @@ def page(status: int, content_type: str, text: str) -> dict[str, Any]:
 
 def stream(last: str = "message_stop", error: str | None = None) -> dict[str, Any]:
     events: list[dict[str, Any]] = [
-        {"event": "message_start", "data": {"type": "message_start",
-                                            "message": message()["body"]}},
+        {"event": "message_start", "data": {"type": "message_start", "message": message()["body"]}},
     ]
     if error is not None:
-        events.append({"event": "error",
-                       "data": {"type": "error", "error": {"type": error, "message": "x"}}})
+        events.append(
+            {"event": "error", "data": {"type": "error", "error": {"type": error, "message": "x"}}}
+        )
     elif last:
         events.append({"event": last, "data": {"type": last}})
     return {"status": 200, "headers": {"content-type": "text/event-stream"}, "events": events}
@@ -84,8 +95,9 @@ def stream(last: str = "message_stop", error: str | None = None) -> dict[str, An
 JSON_LEAF = st.one_of(st.none(), st.booleans(), st.integers(-10, 10**6), st.text(max_size=8))
 JSON = st.recursive(
     JSON_LEAF,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
-                                                                 max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
     max_leaves=8,
 )
 MODEL_IDS = st.from_regex(r"claude-[a-z]{3,6}-[0-9](-[0-9])?", fullmatch=True)
@@ -97,8 +109,11 @@ def changes(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
     stored = request(system=draw(st.text(max_size=10)))
     asked = copy.deepcopy(stored)
     body = asked["body"]
-    how = draw(st.sampled_from(["model", "max_tokens", "system", "messages", "add", "drop",
-                                "path", "beta"]))
+    how = draw(
+        st.sampled_from(
+            ["model", "max_tokens", "system", "messages", "add", "drop", "path", "beta"]
+        )
+    )
     if how == "model":
         body["model"] = draw(MODEL_IDS.filter(lambda m: m != OPUS))
     elif how == "max_tokens":
@@ -160,8 +175,11 @@ class DestinationTest(unittest.TestCase):
         self.assertEqual(asked["body"]["model"], SONNET)
         self.assertEqual(stored["body"]["model"], OPUS)  # the fixture's is left alone
         self.assertEqual(describe_change(stored, asked), f"model {OPUS} -> {SONNET}")
-        batch = {"method": "POST", "path": "/v1/messages/batches",
-                 "body": {"requests": [{"custom_id": "a", "params": request()["body"]}]}}
+        batch = {
+            "method": "POST",
+            "path": "/v1/messages/batches",
+            "body": {"requests": [{"custom_id": "a", "params": request()["body"]}]},
+        }
         moved = asked_request(batch, lambda m: SONNET)
         self.assertEqual(moved["body"]["requests"][0]["params"]["model"], SONNET)
         self.assertEqual(describe_change(batch, moved), "body.requests")
@@ -182,12 +200,24 @@ def transient_answers(draw: st.DrawFn) -> dict[str, Any] | None:
         return None
     if how == "status":
         status = draw(MOMENT_STATUSES)
-        kind = draw(st.sampled_from(["rate_limit_error", "api_error", "overloaded_error",
-                                     "authentication_error", "invalid_request_error"]))
+        kind = draw(
+            st.sampled_from(
+                [
+                    "rate_limit_error",
+                    "api_error",
+                    "overloaded_error",
+                    "authentication_error",
+                    "invalid_request_error",
+                ]
+            )
+        )
         if draw(st.booleans()):
             return api_error(status, kind)
-        return page(status, draw(st.sampled_from(["text/html", "text/plain", ""])),
-                    draw(st.text(max_size=20)))
+        return page(
+            status,
+            draw(st.sampled_from(["text/html", "text/plain", ""])),
+            draw(st.text(max_size=20)),
+        )
     if how == "html":  # a gateway's page, whatever its status
         status = draw(st.sampled_from([200, 400, 404, 502]))
         return page(status, "text/html; charset=utf-8", "<html>Bad gateway</html>")
@@ -197,14 +227,23 @@ def transient_answers(draw: st.DrawFn) -> dict[str, Any] | None:
         return page(draw(st.sampled_from([200, 400])), "application/json", '{"type": "mess')
     if draw(st.booleans()):
         return stream(last=draw(st.sampled_from(["", "message_delta", "content_block_stop"])))
-    return stream(error=draw(st.sampled_from(["overloaded_error", "rate_limit_error",
-                                              "api_error", "something_new"])))
+    return stream(
+        error=draw(
+            st.sampled_from(["overloaded_error", "rate_limit_error", "api_error", "something_new"])
+        )
+    )
 
 
-STORED_ANSWERS = st.sampled_from([
-    message(), api_error(400, "invalid_request_error"), api_error(404, "not_found_error"),
-    api_error(413, "request_too_large"), stream(), api_error(429, "rate_limit_error"),
-])
+STORED_ANSWERS = st.sampled_from(
+    [
+        message(),
+        api_error(400, "invalid_request_error"),
+        api_error(404, "not_found_error"),
+        api_error(413, "request_too_large"),
+        stream(),
+        api_error(429, "rate_limit_error"),
+    ]
+)
 
 
 class UnusableTest(unittest.TestCase):
@@ -223,12 +262,23 @@ class UnusableTest(unittest.TestCase):
         self.assertTrue(reason.endswith(f": {NOT_A_CHANGE}"), reason)
 
     @settings(max_examples=examples(50), deadline=None)
-    @given(STORED_ANSWERS, st.sampled_from([
-        message(), message(text="Hello."), api_error(400, "invalid_request_error"),
-        api_error(404, "not_found_error"), stream(),
-        {"status": 200, "headers": {"content-type": "application/json"},
-         "body": {"input_tokens": 12}},
-    ]))
+    @given(
+        STORED_ANSWERS,
+        st.sampled_from(
+            [
+                message(),
+                message(text="Hello."),
+                api_error(400, "invalid_request_error"),
+                api_error(404, "not_found_error"),
+                stream(),
+                {
+                    "status": 200,
+                    "headers": {"content-type": "application/json"},
+                    "body": {"input_tokens": 12},
+                },
+            ]
+        ),
+    )
     def test_an_answer_the_request_earned_is_compared(
         self, stored: dict[str, Any], live: dict[str, Any]
     ) -> None:
@@ -276,8 +326,10 @@ class AnswerOriginTest(unittest.TestCase):
         ]:
             self.assertTrue(same_model(asked, answered), (asked, answered))
         for asked, answered in [
-            (OPUS, SONNET), ("claude-sonnet-4-0", "claude-sonnet-4-5-20250929"),
-            ("claude-opus-4-6", "claude-opus-4-7"), ("claude-haiku-4-5", "claude-sonnet-4-5"),
+            (OPUS, SONNET),
+            ("claude-sonnet-4-0", "claude-sonnet-4-5-20250929"),
+            ("claude-opus-4-6", "claude-opus-4-7"),
+            ("claude-haiku-4-5", "claude-sonnet-4-5"),
         ]:
             self.assertFalse(same_model(asked, answered), (asked, answered))
 
@@ -305,8 +357,11 @@ class AnswerOriginTest(unittest.TestCase):
     def test_what_names_no_model_is_not_judged(self) -> None:
         for doc in [
             {"kind": "http", "request": request(), "response": api_error(400, "x")},
-            {"kind": "http", "request": {"method": "GET", "path": "/v1/models"},
-             "response": message(SONNET)},
+            {
+                "kind": "http",
+                "request": {"method": "GET", "path": "/v1/models"},
+                "response": message(SONNET),
+            },
             {"kind": "message", "request": {"messages": []}, "response": message(SONNET)},
             {"kind": "http", "request": request(), "response": "not an answer"},
         ]:

@@ -63,7 +63,9 @@ class CommittedKeysTest(unittest.TestCase):
                         body = json.loads(request.content)
                         text = json.dumps(dict(reversed(body.items())), indent=indent)
                         request = http.Request(
-                            request.method, request.url, headers=request.headers,
+                            request.method,
+                            request.url,
+                            headers=request.headers,
                             content=text.encode("utf-8"),
                         )
                     name, again = name_and_stored(request)

@@ -26,34 +26,80 @@ http = sdk_library()
 REQUEST = http.Request("POST", "https://api.anthropic.com/v1/messages")
 TOOL = "toolu_vcr" + "a" * 21
 ANSWERS: list[dict[str, Any]] = [
-    {"status": 200, "headers": {"content-type": "application/json"}, "body": {
-        "id": "msg_vcr_0", "type": "message", "content": [
-            {"type": "text", "text": 'quoted \\"msg_vcr_0\\" and "msg_vcr_0" é\u2028\n'},
-            {"type": "tool_use", "id": TOOL, "input": {"msg_vcr_0": [1, 2.5, None, True]}},
-        ], "usage": {"input_tokens": 3, "output_tokens": 4}}},
-    {"status": 200, "headers": {"content-type": "text/event-stream"}, "events": [
-        {"event": "message_start", "data": {"type": "message_start", "message": {
-            "id": "msg_vcr_0", "type": "message", "content": []}}},
-        {"event": "content_block_start", "data": {"type": "content_block_start", "index": 0,
-                                                  "content_block": {"type": "tool_use",
-                                                                    "id": TOOL}}},
-        {"event": "ping", "data_text": "not json"},
-        {"event": "message_stop", "data": {"type": "message_stop"}},
-    ]},
-    {"status": 200, "headers": {"content-type": "application/json"},
-     "body": {"id": "msg_vcr_0", "type": "message", "text": "x_vcr" * 50000}},
+    {
+        "status": 200,
+        "headers": {"content-type": "application/json"},
+        "body": {
+            "id": "msg_vcr_0",
+            "type": "message",
+            "content": [
+                {"type": "text", "text": 'quoted \\"msg_vcr_0\\" and "msg_vcr_0" é\u2028\n'},
+                {"type": "tool_use", "id": TOOL, "input": {"msg_vcr_0": [1, 2.5, None, True]}},
+            ],
+            "usage": {"input_tokens": 3, "output_tokens": 4},
+        },
+    },
+    {
+        "status": 200,
+        "headers": {"content-type": "text/event-stream"},
+        "events": [
+            {
+                "event": "message_start",
+                "data": {
+                    "type": "message_start",
+                    "message": {"id": "msg_vcr_0", "type": "message", "content": []},
+                },
+            },
+            {
+                "event": "content_block_start",
+                "data": {
+                    "type": "content_block_start",
+                    "index": 0,
+                    "content_block": {"type": "tool_use", "id": TOOL},
+                },
+            },
+            {"event": "ping", "data_text": "not json"},
+            {"event": "message_stop", "data": {"type": "message_stop"}},
+        ],
+    },
+    {
+        "status": 200,
+        "headers": {"content-type": "application/json"},
+        "body": {"id": "msg_vcr_0", "type": "message", "text": "x_vcr" * 50000},
+    },
     {"status": 200, "headers": {"content-type": "application/json"}, "body": [float("nan")]},
     {"status": 200, "headers": {}, "text": "plain"},
-    {"status": 200, "headers": {"content-type": "application/json"},  # this machine's paths
-     "body": {"id": "msg_vcr_0", "type": "message", "text": "in [CWD] and [HOME]/x",
-              "[HOME]": "a key is left as it is"}},
-    {"status": 200, "headers": {"content-type": "text/event-stream"}, "events": [
-        {"event": "message_start", "data": {"type": "message_start", "message": {
-            "id": "msg_vcr_0", "type": "message", "content": []}}},
-        {"event": "content_block_delta", "data": {"type": "content_block_delta", "index": 0,
-                                                  "delta": {"type": "text_delta",
-                                                            "text": "at [TMPDIR]/y"}}},
-    ]},
+    {
+        "status": 200,
+        "headers": {"content-type": "application/json"},  # this machine's paths
+        "body": {
+            "id": "msg_vcr_0",
+            "type": "message",
+            "text": "in [CWD] and [HOME]/x",
+            "[HOME]": "a key is left as it is",
+        },
+    },
+    {
+        "status": 200,
+        "headers": {"content-type": "text/event-stream"},
+        "events": [
+            {
+                "event": "message_start",
+                "data": {
+                    "type": "message_start",
+                    "message": {"id": "msg_vcr_0", "type": "message", "content": []},
+                },
+            },
+            {
+                "event": "content_block_delta",
+                "data": {
+                    "type": "content_block_delta",
+                    "index": 0,
+                    "delta": {"type": "text_delta", "text": "at [TMPDIR]/y"},
+                },
+            },
+        ],
+    },
 ]
 
 
@@ -78,8 +124,11 @@ class TestSameBytes(unittest.TestCase):
 
     def test_a_large_answer_is_rebuilt_with_little_besides_its_bytes(self) -> None:
         size = 8 * 1024 * 1024
-        stored = {"status": 200, "headers": {"content-type": "application/json"},
-                  "body": {"id": "msg_vcr_0", "type": "message", "text": "lorem " * (size // 6)}}
+        stored = {
+            "status": 200,
+            "headers": {"content-type": "application/json"},
+            "body": {"id": "msg_vcr_0", "type": "message", "text": "lorem " * (size // 6)},
+        }
         peaks = {}
         for rebuild in (rebuild_large_response, rebuild_response):
             gc.collect()

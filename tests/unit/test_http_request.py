@@ -36,10 +36,14 @@ pytestmark = pytest.mark.inprocess
 http: Any = sdk_library()
 
 bodies = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=5)
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.text(max_size=5)
     | st.floats(allow_nan=False, allow_infinity=False),
-    lambda inner: st.lists(inner, max_size=3)
-    | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
     max_leaves=8,
 )
 
@@ -93,10 +97,15 @@ class RequestPartsTest(unittest.TestCase):
         self.assertFalse(request_parts(request({"max_tokens": 5})).floats)
 
     def test_the_beta_header_is_keyed_in_any_case_and_no_other_header_is(self) -> None:
-        headers = [("Anthropic-Beta", "files-api-2025-04-14"), ("x-anthropic-beta", "no"),
-                   ("anthropic-betas", "no"), ("anthropic-bet4", "no")]
-        keyed = http.Request("POST", "https://api.anthropic.com/v1/messages",
-                             content=b"{}", headers=headers)
+        headers = [
+            ("Anthropic-Beta", "files-api-2025-04-14"),
+            ("x-anthropic-beta", "no"),
+            ("anthropic-betas", "no"),
+            ("anthropic-bet4", "no"),
+        ]
+        keyed = http.Request(
+            "POST", "https://api.anthropic.com/v1/messages", content=b"{}", headers=headers
+        )
         stored = request_parts(keyed).stored
         self.assertEqual(stored["anthropic-beta"], "files-api-2025-04-14")
         self.assertEqual(set(stored), {"method", "path", "body", "anthropic-beta"})
@@ -159,8 +168,10 @@ class QuickKeyTest(unittest.TestCase):
 
     def test_a_plain_request_has_the_exact_key(self) -> None:
         body = {
-            "model": "claude-opus-4-7", "max_tokens": 64, "temperature": 0.7,
-            "messages": [{"role": "user", "content": "Grüße, 世界 \u2028 \\ \""}],
+            "model": "claude-opus-4-7",
+            "max_tokens": 64,
+            "temperature": 0.7,
+            "messages": [{"role": "user", "content": 'Grüße, 世界 \u2028 \\ "'}],
             "metadata": {"user_id": "someone"},
         }
         self.assertEqual(quick_name(request(body)), undehydrated_name(request_parts(request(body))))
@@ -180,8 +191,15 @@ class QuickKeyTest(unittest.TestCase):
         self.assertTrue(holds_huge_float(json.loads(parsed[1])))
 
     def test_what_orjson_refuses_has_no_quick_key(self) -> None:
-        for content in (b"", b"not json", b'{"x": NaN}', b'"\\ud800"', b"\xff",
-                        b'"\xed\xa0\x80"', b'\xef\xbb\xbf{"x": 1}'):
+        for content in (
+            b"",
+            b"not json",
+            b'{"x": NaN}',
+            b'"\\ud800"',
+            b"\xff",
+            b'"\xed\xa0\x80"',
+            b'\xef\xbb\xbf{"x": 1}',
+        ):
             with self.subTest(content=content):
                 self.assertIsNone(quick_name(raw_request(content)))
 

@@ -56,9 +56,7 @@ class GiveIdsBytesTest(unittest.TestCase):
 
     @settings(max_examples=examples(300), deadline=None)
     @given(texts, st.booleans(), st.booleans())
-    def test_the_same_ids_at_the_same_places(
-        self, text: str, recorded: bool, long: bool
-    ) -> None:
+    def test_the_same_ids_at_the_same_places(self, text: str, recorded: bool, long: bool) -> None:
         live = {"toolu_vcr" + "a" * 21: "toolu_01live"} if recorded else None
         if long:  # past what is substituted at once: written piece by piece
             text = " " * (1 << 16) + text

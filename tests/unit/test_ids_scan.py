@@ -50,8 +50,9 @@ class QuotedTokensTest(unittest.TestCase):
         text = json.dumps({"previous_message_id": message, "tool_use_id": tool})
         self.assertEqual(
             _ids.quoted_tokens(text),
-            json.dumps({"previous_message_id": "msg_vcr_0@post-v1-messages-abc",
-                        "tool_use_id": tool}),
+            json.dumps(
+                {"previous_message_id": "msg_vcr_0@post-v1-messages-abc", "tool_use_id": tool}
+            ),
         )
         self.assertFalse(_ids.IDS.has_live_ids)
 
@@ -59,8 +60,23 @@ class QuotedTokensTest(unittest.TestCase):
     @given(st.data())
     def test_the_shortcut_agrees_with_the_full_pass(self, data: st.DataObject) -> None:
         pieces = st.sampled_from(
-            [*self.given, "msg_01abc", "toolu_01x", "x", " ", "_", "-", "_vcr", "vcr_", "é",
-             '"', "msg_", "file_x_", "toolu_vcr", "a"]
+            [
+                *self.given,
+                "msg_01abc",
+                "toolu_01x",
+                "x",
+                " ",
+                "_",
+                "-",
+                "_vcr",
+                "vcr_",
+                "é",
+                '"',
+                "msg_",
+                "file_x_",
+                "toolu_vcr",
+                "a",
+            ]
         )
         text = "".join(data.draw(st.lists(pieces, max_size=12)))
         self.assertEqual(_ids.quoted_tokens(text), reference(text))
@@ -76,8 +92,22 @@ class QuotedTokensTest(unittest.TestCase):
         if data.draw(st.booleans()):  # a recording gave live ids: the other branch
             _ids.give_ids_text(STORED, "post-v1-messages-def", {"msg_vcr_0": "msg_01live"})
         pieces = st.sampled_from(
-            [*self.given, "msg_01live", "msg_01abc", "toolu_01x", "x", "_", "_vcr", "vcr_",
-             "é", '"', "msg_", "toolu_vcr", "file_", "a"]
+            [
+                *self.given,
+                "msg_01live",
+                "msg_01abc",
+                "toolu_01x",
+                "x",
+                "_",
+                "_vcr",
+                "vcr_",
+                "é",
+                '"',
+                "msg_",
+                "toolu_vcr",
+                "file_",
+                "a",
+            ]
         )
         text = "".join(data.draw(st.lists(pieces, max_size=12)))
         if reference(text) != text:

@@ -45,7 +45,12 @@ class ImportTest(unittest.TestCase):
         env.update(VCR_REPORT="0")  # FORCE_VCR would turn vcr_kit on at import (issue 30)
         done = subprocess.run(
             [sys.executable, "-c", PURE, str(temp_dir(holder))],
-            cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
         )
         if done.returncode != 0:
             raise AssertionError(done.stderr)
@@ -74,8 +79,13 @@ class ImportTest(unittest.TestCase):
         )
         env = environ_without_vcr()
         done = subprocess.run(
-            [sys.executable, "-S", "-c", code], cwd=ROOT, env=env, capture_output=True,
-            text=True, timeout=120, check=False,
+            [sys.executable, "-S", "-c", code],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
         )
         self.assertEqual((done.returncode, done.stdout, done.stderr), (0, "[]\n", ""))
 

@@ -28,8 +28,13 @@ texts = st.text(
     st.characters(codec="utf-8") | st.sampled_from(['"', "\\", "\n", "\x00", "\u2028", "é"]),
     max_size=40,
 )
-scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False,
-                                                                allow_infinity=False) | texts
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | texts
+)
 documents = st.recursive(
     scalars,
     lambda inner: st.lists(inner, max_size=5) | st.dictionaries(texts, inner, max_size=5),
@@ -55,19 +60,21 @@ class TestSameTextAsJson(unittest.TestCase):
     def test_same_text_with_any_slice_and_batch(
         self, value: Any, indent: int | None, slice_size: int, batch: int
     ) -> None:
-        with mock.patch.object(json_pieces, "SLICE", slice_size), \
-                mock.patch.object(json_pieces, "BATCH", batch):
+        with (
+            mock.patch.object(json_pieces, "SLICE", slice_size),
+            mock.patch.object(json_pieces, "BATCH", batch),
+        ):
             self.assertEqual(written(value, indent), expected(value, indent))
 
     @settings(max_examples=examples(200), deadline=None)
     @given(documents)
     def test_fixture_bytes_as_before(self, value: Any) -> None:
         doc = {"format": 1, "value": value}
-        before = (json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+        before = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
         self.assertEqual(serialize_document(doc), before.encode("utf-8"))
 
     def test_a_large_string_is_handed_over_in_slices(self) -> None:
-        text = "é\"" * json_pieces.SLICE
+        text = 'é"' * json_pieces.SLICE
         out: list[str] = []
         write_json({"text": text}, out.append, indent=2)
         self.assertEqual("".join(out), expected({"text": text}, 2))

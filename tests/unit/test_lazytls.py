@@ -63,11 +63,26 @@ def make_certificate(folder: Path) -> tuple[Path, Path]:
     cert, key = folder / "cert.pem", folder / "key.pem"
     subprocess.run(
         [
-            "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-            "-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1",
-            "-addext", "subjectAltName=IP:127.0.0.1",
-            "-addext", "basicConstraints=critical,CA:TRUE",
-            "-addext", "keyUsage=critical,digitalSignature,keyCertSign",
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+            "-addext",
+            "basicConstraints=critical,CA:TRUE",
+            "-addext",
+            "keyUsage=critical,digitalSignature,keyCertSign",
         ],
         check=True,
         capture_output=True,
@@ -192,8 +207,9 @@ class LazyTlsTest(unittest.TestCase):
         self.assertEqual(self.server.hits, 1)  # type: ignore[attr-defined]
         self.assertEqual(len(list(self.fixtures.glob("*.json"))), 1)
 
-        with counting_ssl_contexts() as contexts, vcr_session(
-            mode="replay", fixtures_dir=self.fixtures
+        with (
+            counting_ssl_contexts() as contexts,
+            vcr_session(mode="replay", fixtures_dir=self.fixtures),
         ):
             client = anthropic.Anthropic(base_url=self.url)
             self.assertEqual(ask(client), "over TLS")
@@ -208,7 +224,8 @@ class LazyTlsTest(unittest.TestCase):
                 refused = anthropic.AsyncAnthropic(base_url=self.url, max_retries=0)
                 with self.assertRaises(anthropic.APIConnectionError):
                     await refused.messages.create(
-                        model="claude-opus-4-7", max_tokens=8,
+                        model="claude-opus-4-7",
+                        max_tokens=8,
                         messages=[{"role": "user", "content": "hi"}],
                     )
                 trusted = anthropic.AsyncAnthropic(
@@ -217,19 +234,22 @@ class LazyTlsTest(unittest.TestCase):
                     http_client=anthropic.DefaultAsyncHttpxClient(verify=self.trusting()),
                 )
                 reply = await trusted.messages.create(
-                    model="claude-opus-4-7", max_tokens=8,
+                    model="claude-opus-4-7",
+                    max_tokens=8,
                     messages=[{"role": "user", "content": "hi"}],
                 )
                 self.assertEqual(reply.content[0].text, "over TLS")  # type: ignore[union-attr]
                 await trusted.close()
                 await refused.close()
-            with counting_ssl_contexts() as contexts, vcr_session(
-                mode="replay", fixtures_dir=self.fixtures
+            with (
+                counting_ssl_contexts() as contexts,
+                vcr_session(mode="replay", fixtures_dir=self.fixtures),
             ):
                 client = anthropic.AsyncAnthropic(base_url=self.url)
                 async with client:
                     reply = await client.messages.create(
-                        model="claude-opus-4-7", max_tokens=8,
+                        model="claude-opus-4-7",
+                        max_tokens=8,
                         messages=[{"role": "user", "content": "hi"}],
                     )
                 self.assertEqual(reply.content[0].text, "over TLS")  # type: ignore[union-attr]

@@ -24,8 +24,7 @@ BODY = b'{"id":"msg_1","type":"message","content":[{"type":"text","text":"hi"}]}
 
 
 def head(body: bytes, *extra: tuple[bytes, bytes]) -> list[tuple[bytes, bytes]]:
-    return [(b"content-type", b"application/json"), *extra,
-            (b"Content-Length", b"%d" % len(body))]
+    return [(b"content-type", b"application/json"), *extra, (b"Content-Length", b"%d" % len(body))]
 
 
 def request() -> Any:
@@ -95,16 +94,19 @@ class LoadedResponseTest(unittest.TestCase):
         answer = loaded_response(future, 200, head(BODY), BODY, sent)
         self.assertIs(module.LAYOUT_CHECKS.agrees["futurehttp"], False)
         self.assertIsInstance(answer, ElsewhereResponse)
-        self.assertEqual((answer.content, answer.is_closed, answer.json()["id"]),
-                         (BODY, True, "msg_1"))
+        self.assertEqual(
+            (answer.content, answer.is_closed, answer.json()["id"]), (BODY, True, "msg_1")
+        )
         self.assertIn("_body", vars(answer))  # built and read by the constructor
 
     def test_an_encoded_stored_answer_goes_through_the_constructor_and_its_decoder(
         self,
     ) -> None:
         # A stored answer never has one; a hand-edited fixture fails as it always did.
-        stored = {"status": 200, "headers": {"content-type": "application/json",
-                                              "content-encoding": "gzip"}}
+        stored = {
+            "status": 200,
+            "headers": {"content-type": "application/json", "content-encoding": "gzip"},
+        }
         self.assertFalse(head_of(stored).plain)
         self.assertTrue(head_of({"status": 200, "headers": {}}).plain)
         with self.assertRaises(http.DecodingError):

@@ -32,12 +32,20 @@ json_values = st.recursive(
 #: Text the dehydrate rules rewrite, among any other.
 texts = st.one_of(
     st.text(),
-    st.sampled_from(["/home/someone/project/file.py", 'num_files="3"', "duration_ms=\"12\"",
-                     "0b7f9d3e-1c2a-4e5f-8a9b-0c1d2e3f4a5b", "2025-01-01T10:00:00Z"]),
+    st.sampled_from(
+        [
+            "/home/someone/project/file.py",
+            'num_files="3"',
+            'duration_ms="12"',
+            "0b7f9d3e-1c2a-4e5f-8a9b-0c1d2e3f4a5b",
+            "2025-01-01T10:00:00Z",
+        ]
+    ),
 )
 conversations = st.lists(
     st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant"]), "content": texts}),
-    min_size=1, max_size=30,
+    min_size=1,
+    max_size=30,
 )
 
 
@@ -58,20 +66,27 @@ class StoredNameTest(unittest.TestCase):
                 path = c.path
             return path, json.loads(path.read_text(encoding="utf-8"))
 
-    @settings(max_examples=examples(60), deadline=None, database=None,
-              suppress_health_check=[HealthCheck.too_slow])
+    @settings(
+        max_examples=examples(60),
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
     @given(json_values)
     def test_a_generic_fixture_names_its_file(self, question: Any) -> None:
         path, doc = self.recorded(
-            lambda folder: vcr_kit.fixture(question, "answer", mode="record",
-                                           fixtures_dir=folder)
+            lambda folder: vcr_kit.fixture(question, "answer", mode="record", fixtures_dir=folder)
         )
         self.assertEqual(stored_name(doc, path.name), path.name)
         self.assertIsNone(misnamed(doc, path.name))
         self.assertIsNotNone(misnamed(doc, "answer-000000000000.json"))
 
-    @settings(max_examples=examples(60), deadline=None, database=None,
-              suppress_health_check=[HealthCheck.too_slow])
+    @settings(
+        max_examples=examples(60),
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
     @given(conversations, st.sampled_from(["cassette", "token_count"]))
     def test_a_conversation_fixture_names_its_file(
         self, messages: list[dict[str, str]], how: str

@@ -63,10 +63,32 @@ def old_scan(data: bytes, depth: int = 0) -> Hit | None:
 
 
 WORDS = [
-    b"Authorization", b"AUTHORIZATION", b"api-KEY", b"Bearer ", b"bearer\t", b"Basic ",
-    b"AccountKey", b"SharedAccessKey", b"Secret_Access_Key", b"secretaccesskey",
-    b'": "', b":", b"=", b" ", b"\\\"", b"sk-ant-", b"AKIA", b"ghp_", b"eyJ", b".",
-    b"ABCDEFGHIJ0123456789", b"abcdefghij/+", b"toolu_01", b"==", b"\n", b"\xc3\xa9",
+    b"Authorization",
+    b"AUTHORIZATION",
+    b"api-KEY",
+    b"Bearer ",
+    b"bearer\t",
+    b"Basic ",
+    b"AccountKey",
+    b"SharedAccessKey",
+    b"Secret_Access_Key",
+    b"secretaccesskey",
+    b'": "',
+    b":",
+    b"=",
+    b" ",
+    b'\\"',
+    b"sk-ant-",
+    b"AKIA",
+    b"ghp_",
+    b"eyJ",
+    b".",
+    b"ABCDEFGHIJ0123456789",
+    b"abcdefghij/+",
+    b"toolu_01",
+    b"==",
+    b"\n",
+    b"\xc3\xa9",
     b"c2stYW50LWFwaTAzLUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFB",  # base64 of an Anthropic key
 ]
 texts = st.lists(st.sampled_from(WORDS) | st.binary(max_size=6), max_size=30).map(b"".join)

@@ -36,8 +36,16 @@ SDK_AS_FOLLOWED = (
     and "json_bufs" in inspect.signature(accumulate_event).parameters
     and "request_headers" in inspect.signature(beta_accumulate).parameters
 )
-RAW_EVENTS = frozenset({"message_start", "content_block_start", "content_block_delta",
-                        "content_block_stop", "message_delta", "message_stop"})
+RAW_EVENTS = frozenset(
+    {
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+    }
+)
 STREAMS = fixture_streams() + shared_streams()
 #: Small enough for the SDK to assemble many times over in a property test.
 SMALL_STREAMS = [(name, events) for name, events in STREAMS if len(json.dumps(events)) < 20_000]
@@ -54,9 +62,7 @@ def sdk_message(events: list[Any], accumulate: Callable[..., Any]) -> dict[str, 
             continue
         if snapshot is None and event["type"] != "message_start":
             continue
-        snapshot = accumulate(
-            event=event, current_snapshot=snapshot, json_bufs=buffers, **extra
-        )
+        snapshot = accumulate(event=event, current_snapshot=snapshot, json_bufs=buffers, **extra)
     return None if snapshot is None else snapshot.to_dict(mode="json", warnings=False)
 
 
@@ -70,8 +76,9 @@ def uses_beta(events: list[Any]) -> bool:
             return True
         if event.get("type") == "message_delta":
             usage = event.get("usage") or {}
-            if any(event.get(k) is not None
-                   for k in ("context_management", "input_transformations")):
+            if any(
+                event.get(k) is not None for k in ("context_management", "input_transformations")
+            ):
                 return True
             if any(usage.get(k) is not None for k in ("iterations", "fallback_credit")):
                 return True
@@ -103,11 +110,15 @@ def vary(events: list[Any], rnd: random.Random) -> list[Any]:
         if rnd.random() < 0.05:
             out.append({"type": "ping"})
     if rnd.random() < 0.2:
-        last = next(e for e in reversed(out) if isinstance(e, dict)
-                    and e.get("type") == "message_delta")
+        last = next(
+            e for e in reversed(out) if isinstance(e, dict) and e.get("type") == "message_delta"
+        )
         out.append(_thinned(last, rnd))
-    json_at = [n for n, e in enumerate(out) if isinstance(e, dict)
-               and (e.get("delta") or {}).get("type") == "input_json_delta"]
+    json_at = [
+        n
+        for n, e in enumerate(out)
+        if isinstance(e, dict) and (e.get("delta") or {}).get("type") == "input_json_delta"
+    ]
     if json_at and rnd.random() < 0.3:  # inside a tool input: the SDK reads partial JSON
         out = out[: rnd.choice(json_at) + 1]
     elif rnd.random() < 0.3:
@@ -117,8 +128,11 @@ def vary(events: list[Any], rnd: random.Random) -> list[Any]:
 
 def _pieces(event: dict[str, Any], rnd: random.Random) -> list[dict[str, Any]]:
     delta = event["delta"]
-    field = {"text_delta": "text", "thinking_delta": "thinking",
-             "input_json_delta": "partial_json"}.get(delta["type"])
+    field = {
+        "text_delta": "text",
+        "thinking_delta": "thinking",
+        "input_json_delta": "partial_json",
+    }.get(delta["type"])
     if field is None or not delta[field]:
         return [event]
     text = delta[field]
@@ -128,23 +142,31 @@ def _pieces(event: dict[str, Any], rnd: random.Random) -> list[dict[str, Any]]:
 
 
 def _thinned(event: dict[str, Any], rnd: random.Random) -> dict[str, Any]:
-    usage = {k: (None if k != "output_tokens" and rnd.random() < 0.5 else v)
-             for k, v in (event.get("usage") or {}).items()}
-    delta = {k: (None if k == "container" and rnd.random() < 0.5 else v)
-             for k, v in event["delta"].items()}
+    usage = {
+        k: (None if k != "output_tokens" and rnd.random() < 0.5 else v)
+        for k, v in (event.get("usage") or {}).items()
+    }
+    delta = {
+        k: (None if k == "container" and rnd.random() < 0.5 else v)
+        for k, v in event["delta"].items()
+    }
     return {**event, "delta": delta, "usage": usage}
 
 
 def _misaimed(kinds: dict[int, str], rnd: random.Random) -> dict[str, Any]:
     """A delta of a kind the block at its index does not take (the SDK skips it)."""
     index = rnd.choice(sorted(kinds))
-    wrong = [d for d, fits in (
-        ({"type": "text_delta", "text": "x"}, "text"),
-        ({"type": "thinking_delta", "thinking": "x"}, "thinking"),
-        ({"type": "signature_delta", "signature": "x"}, "thinking"),
-        ({"type": "citations_delta", "citation": {"type": "char_location"}}, "text"),
-        ({"type": "input_json_delta", "partial_json": "]"}, "tool_use"),
-    ) if fits != kinds[index] and not (fits == "tool_use" and "tool_use" in kinds[index])]
+    wrong = [
+        d
+        for d, fits in (
+            ({"type": "text_delta", "text": "x"}, "text"),
+            ({"type": "thinking_delta", "thinking": "x"}, "thinking"),
+            ({"type": "signature_delta", "signature": "x"}, "thinking"),
+            ({"type": "citations_delta", "citation": {"type": "char_location"}}, "text"),
+            ({"type": "input_json_delta", "partial_json": "]"}, "tool_use"),
+        )
+        if fits != kinds[index] and not (fits == "tool_use" and "tool_use" in kinds[index])
+    ]
     return {"type": "content_block_delta", "index": index, "delta": rnd.choice(wrong)}
 
 
@@ -187,9 +209,16 @@ class SameAsTheSdkTest(unittest.TestCase):
 
 
 def start(**message: Any) -> dict[str, Any]:
-    base = {"id": "msg_vcr_0", "type": "message", "role": "assistant", "model": "m",
-            "content": [], "stop_reason": None, "stop_sequence": None,
-            "usage": {"input_tokens": 10, "cache_read_input_tokens": 5, "output_tokens": 1}}
+    base = {
+        "id": "msg_vcr_0",
+        "type": "message",
+        "role": "assistant",
+        "model": "m",
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 10, "cache_read_input_tokens": 5, "output_tokens": 1},
+    }
     return {"type": "message_start", "message": {**base, **message}}
 
 
@@ -202,8 +231,7 @@ def delta(index: int, **fields: Any) -> dict[str, Any]:
 
 
 def message_delta(usage: dict[str, Any], **fields: Any) -> dict[str, Any]:
-    return {"type": "message_delta", "delta": {"stop_reason": "end_turn", **fields},
-            "usage": usage}
+    return {"type": "message_delta", "delta": {"stop_reason": "end_turn", **fields}, "usage": usage}
 
 
 TOOL = {"type": "tool_use", "id": "toolu_vcr0", "name": "get_weather", "input": {}}
@@ -216,10 +244,17 @@ class RulesTest(unittest.TestCase):
         self.assertIsNone(assemble_message([]))
 
     def test_the_events_win_over_the_snapshots_helper_events_carry(self) -> None:
-        events = [start(), block(0, type="text", text=""), delta(0, type="text_delta", text="A"),
-                  {"type": "content_block_stop", "index": 0,
-                   "content_block": {"type": "text", "text": "other"}},
-                  {"type": "message_stop", "message": {"type": "message", "content": []}}]
+        events = [
+            start(),
+            block(0, type="text", text=""),
+            delta(0, type="text_delta", text="A"),
+            {
+                "type": "content_block_stop",
+                "index": 0,
+                "content_block": {"type": "text", "text": "other"},
+            },
+            {"type": "message_stop", "message": {"type": "message", "content": []}},
+        ]
         message = assemble_message(events)
         assert message is not None
         self.assertEqual(message["content"], [{"type": "text", "text": "A"}])
@@ -230,29 +265,44 @@ class RulesTest(unittest.TestCase):
         self.assertEqual((message["model"], len(message["content"])), ("m", 1))
 
     def test_message_delta_counts_replace_the_start_s_and_null_keeps_them(self) -> None:
-        usage = {"output_tokens": 40, "input_tokens": 12, "cache_read_input_tokens": None,
-                 "server_tool_use": {"web_search_requests": 1}}
+        usage = {
+            "output_tokens": 40,
+            "input_tokens": 12,
+            "cache_read_input_tokens": None,
+            "server_tool_use": {"web_search_requests": 1},
+        }
         message = assemble_message([start(), message_delta(usage)])
         assert message is not None
         self.assertEqual(
             message["usage"],
-            {"input_tokens": 12, "cache_read_input_tokens": 5, "output_tokens": 40,
-             "server_tool_use": {"web_search_requests": 1}},
+            {
+                "input_tokens": 12,
+                "cache_read_input_tokens": 5,
+                "output_tokens": 40,
+                "server_tool_use": {"web_search_requests": 1},
+            },
         )
 
     def test_the_container_is_kept_and_a_null_one_does_not_erase_it(self) -> None:
         container = {"id": "container_1", "expires_at": "2026-01-01T00:00:00Z"}
-        message = assemble_message([start(), message_delta({"output_tokens": 2},
-                                                           container=container),
-                                    message_delta({"output_tokens": 3}, container=None)])
+        message = assemble_message(
+            [
+                start(),
+                message_delta({"output_tokens": 2}, container=container),
+                message_delta({"output_tokens": 3}, container=None),
+            ]
+        )
         assert message is not None
         self.assertEqual(message["container"], container)
         self.assertEqual((message["stop_details"], message["usage"]["output_tokens"]), (None, 3))
 
     def test_a_tool_input_cut_short_is_the_object_read_so_far(self) -> None:
-        events = [start(), block(0, **TOOL),
-                  delta(0, type="input_json_delta", partial_json='{"city": "Paris", "da'),
-                  delta(0, type="input_json_delta", partial_json='ys": [1, 2')]
+        events = [
+            start(),
+            block(0, **TOOL),
+            delta(0, type="input_json_delta", partial_json='{"city": "Paris", "da'),
+            delta(0, type="input_json_delta", partial_json='ys": [1, 2'),
+        ]
         message = assemble_message(events)
         assert message is not None
         self.assertEqual(message["content"][0]["input"], {"city": "Paris", "days": [1, 2]})
@@ -264,29 +314,45 @@ class RulesTest(unittest.TestCase):
         self.assertEqual(message["content"][0]["input"], "}{")
 
     def test_no_json_keeps_the_start_s_input(self) -> None:
-        events = [start(), block(0, **{**TOOL, "input": {"a": 1}}),
-                  delta(0, type="input_json_delta", partial_json="")]
+        events = [
+            start(),
+            block(0, **{**TOOL, "input": {"a": 1}}),
+            delta(0, type="input_json_delta", partial_json=""),
+        ]
         message = assemble_message(events)
         assert message is not None
         self.assertEqual(message["content"][0]["input"], {"a": 1})
 
     def test_a_delta_for_another_kind_or_no_block_is_skipped(self) -> None:
-        events = [start(), block(0, type="text", text="A"), block(1, **TOOL),
-                  delta(1, type="text_delta", text="lost"), delta(5, type="text_delta", text="?"),
-                  delta(0, type="signature_delta", signature="s"), {"type": "ping"}, "junk",
-                  delta(0, type="citations_delta", citation={"type": "char_location"}),
-                  delta(0, type="text_delta", text="B")]
+        events = [
+            start(),
+            block(0, type="text", text="A"),
+            block(1, **TOOL),
+            delta(1, type="text_delta", text="lost"),
+            delta(5, type="text_delta", text="?"),
+            delta(0, type="signature_delta", signature="s"),
+            {"type": "ping"},
+            "junk",
+            delta(0, type="citations_delta", citation={"type": "char_location"}),
+            delta(0, type="text_delta", text="B"),
+        ]
         message = assemble_message(events)
         assert message is not None
-        self.assertEqual(message["content"], [
-            {"type": "text", "text": "AB", "citations": [{"type": "char_location"}]}, TOOL,
-        ])
+        self.assertEqual(
+            message["content"],
+            [
+                {"type": "text", "text": "AB", "citations": [{"type": "char_location"}]},
+                TOOL,
+            ],
+        )
 
     def test_the_events_given_are_left_as_they_were(self) -> None:
-        events = [start(content=[{"type": "text", "text": "", "citations": []}]),
-                  delta(0, type="text_delta", text="A"),
-                  delta(0, type="citations_delta", citation={"type": "char_location"}),
-                  message_delta({"output_tokens": 9})]
+        events = [
+            start(content=[{"type": "text", "text": "", "citations": []}]),
+            delta(0, type="text_delta", text="A"),
+            delta(0, type="citations_delta", citation={"type": "char_location"}),
+            message_delta({"output_tokens": 9}),
+        ]
         before = copy.deepcopy(events)
         assemble_message(events)
         self.assertEqual(events, before)
@@ -297,8 +363,9 @@ class RulesTest(unittest.TestCase):
         assert snapshot is not None
         apply_message_delta(snapshot, message_delta({"output_tokens": 7, "input_tokens": None}))
         self.assertEqual(snapshot["usage"], {"output_tokens": 7})
-        self.assertEqual(snapshot, assemble_message([start(usage=None),
-                                                     message_delta({"output_tokens": 7})]))
+        self.assertEqual(
+            snapshot, assemble_message([start(usage=None), message_delta({"output_tokens": 7})])
+        )
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Final
+from urllib.parse import parse_qsl
 
 from .providers import PROVIDERS, Provider
 
@@ -38,6 +39,7 @@ __all__ = [
     "platform_stand_ins",
     "provider_credential_headers",
     "provider_stand_ins",
+    "query_credentials",
     "remember_credential",
     "stand_in_key_while",
     "uses_stand_in_key",
@@ -193,14 +195,30 @@ def credentials_in(headers: Mapping[str, str]) -> list[tuple[str, str]]:
     return found
 
 
-def uses_stand_in_key(headers: Mapping[str, str]) -> bool:
-    """The request carries vcr_kit's stand-in key: nothing may be sent with it."""
-    return any(value == REPLAY_API_KEY for _, value in credentials_in(headers))
+def query_credentials(query: str, names: Iterable[str]) -> list[tuple[str, str]]:
+    """(label, value) of each credential a URL's ``query`` carries under one of ``names``
+    (a provider's ``credential_query``: Gemini's ``?key=``), as ``credentials_in`` gives
+    a header's: a key there may record, and must never be written."""
+    wanted = set(names)
+    if not wanted or not query:
+        return []
+    return [
+        (f"the {name}= query parameter", value)
+        for name, value in parse_qsl(query, keep_blank_values=False)
+        if name in wanted
+    ]
 
 
-def has_real_key(headers: Mapping[str, str]) -> bool:
-    """The request carries a credential that is not vcr_kit's stand-in."""
-    return any(value != REPLAY_API_KEY for _, value in credentials_in(headers))
+def uses_stand_in_key(headers: Mapping[str, str], more: Iterable[tuple[str, str]] = ()) -> bool:
+    """The request carries vcr_kit's stand-in key (in its headers, or in ``more``: its
+    ``query_credentials``): nothing may be sent with it."""
+    return any(value == REPLAY_API_KEY for _, value in [*credentials_in(headers), *more])
+
+
+def has_real_key(headers: Mapping[str, str], more: Iterable[tuple[str, str]] = ()) -> bool:
+    """The request carries a credential that is not vcr_kit's stand-in (in its headers,
+    or in ``more``: its ``query_credentials``)."""
+    return any(value != REPLAY_API_KEY for _, value in [*credentials_in(headers), *more])
 
 
 class ProcessCredentials:

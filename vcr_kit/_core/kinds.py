@@ -120,7 +120,21 @@ def _asks_for_stream(request: Any) -> bool:
     if isinstance(body, dict) and body.get("stream") is True:
         return True
     path = request.get("path")
-    return isinstance(path, str) and _STREAM_METHOD.search(path) is not None
+    if not (isinstance(path, str) and _STREAM_METHOD.search(path) is not None):
+        return False
+    return not _streams_as_array(request)
+
+
+def _streams_as_array(request: Any) -> bool:
+    """Gemini streams SSE only when asked with ``alt=sse``; without it, its chunks come
+    as one JSON array (the only list a body may be)."""
+    path = request.get("path") if isinstance(request, dict) else None
+    return (
+        isinstance(path, str)
+        and _STREAM_METHOD.search(path) is not None
+        and request.get("provider") == "gemini"
+        and ["alt", "sse"] not in (request.get("query") or [])
+    )
 
 
 def _check_http(request: Any, response: Any, name: str, found: list[str]) -> None:
@@ -170,11 +184,14 @@ def _check_http(request: Any, response: Any, name: str, found: list[str]) -> Non
         found.append("response.events: missing: the request asked for a stream")
     if "body" in response and "json" not in content_type and content_type:
         found.append(f"response.headers.content-type: {content_type!r} for a JSON body")
-    _check_plain_bodies(response, status, found)
+    _check_plain_bodies(response, status, found, chunks=_streams_as_array(request))
 
 
-def _check_plain_bodies(response: dict[str, Any], status: Any, found: list[str]) -> None:
-    """The non-stream answers: a JSON body, JSON Lines, text, bytes."""
+def _check_plain_bodies(
+    response: dict[str, Any], status: Any, found: list[str], *, chunks: bool = False
+) -> None:
+    """The non-stream answers: a JSON body (with ``chunks``, a list of objects: Gemini's
+    stream without ``alt=sse``), JSON Lines, text, bytes."""
     if "jsonl" in response:
         lines = response["jsonl"]
         if not isinstance(lines, list) or not all(isinstance(x, dict) for x in lines):
@@ -182,7 +199,9 @@ def _check_plain_bodies(response: dict[str, Any], status: Any, found: list[str])
     body = response.get("body", {})
     # The API answers every endpoint with an object; an empty answer (204) is stored as
     # null. A scalar or a list would be parsed by the SDK into a wrong, silent value.
-    if not isinstance(body, dict) and not (body is None and status != 200):
+    if chunks and isinstance(body, list) and all(isinstance(x, dict) for x in body):
+        pass
+    elif not isinstance(body, dict) and not (body is None and status != 200):
         found.append(f"response.body: {_type_name(body)}, not an object")
     if "text" in response and not isinstance(response["text"], str):
         found.append(f"response.text: {_type_name(response['text'])}, not a string")

@@ -18,7 +18,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from .._core.config import Mode, Settings, cloud_base_urls, load_settings
-from .._core.credentials import credentials_in, has_real_key, uses_stand_in_key
+from .._core.credentials import (
+    credentials_in,
+    has_real_key,
+    query_credentials,
+    uses_stand_in_key,
+)
 from .._core.http_request import (
     RequestParts,
     name_and_stored,
@@ -89,6 +94,21 @@ class _Declined(Exception):
     def __init__(self, response: httpx2.Response, reason: str) -> None:
         self.response = response
         self.reason = reason
+
+
+def _query_credentials(request: httpx2.Request, stored: Any) -> list[tuple[str, str]]:
+    """The credentials in the request's query, where its provider takes one there."""
+    provider = provider_named(stored.get("provider")) if isinstance(stored, dict) else None
+    if provider is None or not provider.credential_query:
+        return []
+    return query_credentials(
+        request.url.query.decode("ascii", "replace"), provider.credential_query
+    )
+
+
+def _credentials(request: httpx2.Request, stored: Any) -> list[tuple[str, str]]:
+    """Every credential the request carries (headers and query): never to be written."""
+    return [*credentials_in(request.headers), *_query_credentials(request, stored)]
 
 
 class HttpRecorder:
@@ -202,7 +222,7 @@ class HttpRecorder:
                     path,
                     self.settings,
                     record,
-                    lambda: credentials_in(request.headers),
+                    lambda: _credentials(request, stored_request),
                     stored_request,
                     kind="http",
                     live_request=stored_request,
@@ -253,12 +273,17 @@ class HttpRecorder:
         url = request.url
         platform = platform_of(url.host, url.port, cloud_base_urls())
         provider = provider_named(stored.get("provider")) if isinstance(stored, dict) else None
-        if not uses_stand_in_key(request.headers) and (
+        in_query = _query_credentials(request, stored)
+        if not uses_stand_in_key(request.headers, in_query) and (
             # A first-party key comes from the environment (a key written in a test is
             # often a dummy); a cloud client brings its platform's own credentials, and
-            # another provider's client its own key (never Anthropic's).
+            # another provider's client its own key (never Anthropic's), in a header or
+            # in the query (Gemini's ``?key=``).
             (self.can_record and provider is None)
-            or ((platform is not None or provider is not None) and has_real_key(request.headers))
+            or (
+                (platform is not None or provider is not None)
+                and has_real_key(request.headers, in_query)
+            )
         ):
             return
         if self.settings.mode is Mode.RECORD and path.is_file():

@@ -10,7 +10,10 @@ platform's own step runs, and only if it finds no credentials is the stand-in
 given, so that a recorded fixture still replays and a missing one says what
 recording needs. The stand-in is never sent upstream: the recorder refuses to
 record with it. Foundry takes its key when built: the session sets a stand-in
-``ANTHROPIC_FOUNDRY_API_KEY`` (see ``_core.credentials``).
+``ANTHROPIC_FOUNDRY_API_KEY`` (see ``_core.credentials``). google-genai's Vertex AI
+client (``genai.Client(vertexai=True, project=..., location=...)``) gets its Google
+access token from ``_access_token`` (and ``_async_access_token``): wrapped the same way,
+its stand-in is the token.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import functools
 import inspect
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from .._core.config import Mode
 from .._core.credentials import REPLAY_API_KEY
@@ -38,10 +41,65 @@ class Interception(Protocol):
     def recorder(self) -> HttpRecorder: ...
 
 
+#: google-genai's module whose client looks its Vertex AI access token up.
+_GENAI_CLIENT: Final = "google.genai._api_client"
+
+
 def install(group: str, current: Callable[[], Interception | None]) -> None:
-    """Wrap every cloud client class's ``_prepare_request`` (in ``group``): now if the
-    SDK is loaded, else as soon as it is imported."""
+    """Wrap every cloud client class's ``_prepare_request``, and google-genai's token
+    look-up (in ``group``): now if the SDK is loaded, else as soon as it is imported."""
     PATCHES.when_imported(group, "anthropic", lambda module: _patch(group, module, current))
+    PATCHES.when_imported(
+        group,
+        _GENAI_CLIENT,
+        lambda module: PATCHES.apply(group, PATCHES.made_once(_genai_patches, module, current)),
+    )
+
+
+def _genai_patches(
+    module: ModuleType, current: Callable[[], Interception | None]
+) -> tuple[Patch, ...]:
+    client = module.BaseApiClient
+    return (
+        patch(client, "_access_token", _token_wrapped, current),
+        patch(client, "_async_access_token", _token_wrapped, current),
+    )
+
+
+def _token_wrapped(own: Callable[..., Any], current: Callable[[], Interception | None]) -> Any:
+    """``own`` (the client's token look-up), or the stand-in token: while replaying, or
+    where no credentials are found."""
+    if inspect.iscoroutinefunction(own):
+
+        @functools.wraps(own)
+        async def atoken(self: Any) -> Any:
+            if current() is None:
+                return await own(self)
+            if _replaying(current):
+                return REPLAY_API_KEY
+            try:
+                return await own(self)
+            except Exception as exc:
+                if not _missing_credentials(exc):
+                    raise
+                return REPLAY_API_KEY
+
+        return atoken
+
+    @functools.wraps(own)
+    def token(self: Any) -> Any:
+        if current() is None:
+            return own(self)
+        if _replaying(current):
+            return REPLAY_API_KEY
+        try:
+            return own(self)
+        except Exception as exc:
+            if not _missing_credentials(exc):
+                raise
+            return REPLAY_API_KEY
+
+    return token
 
 
 def _patch(group: str, anthropic: ModuleType, current: Callable[[], Interception | None]) -> None:

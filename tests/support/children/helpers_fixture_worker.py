@@ -58,4 +58,3 @@ def process_worker(
         results.put(("ok", tag, value, f.recorded))
     except BaseException as exc:
         results.put(("error", tag, repr(exc), False))
-

@@ -28,8 +28,11 @@ READY = "vcr_kit mcp on "
 def exchange(url: str, step: dict[str, Any], session: str | None) -> dict[str, Any]:
     parts = urlsplit(url)
     connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=60)
-    headers = {"Accept": "application/json, text/event-stream",
-               "Content-Type": "application/json", "MCP-Protocol-Version": "2025-06-18"}
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+        "MCP-Protocol-Version": "2025-06-18",
+    }
     if session is not None:
         headers["Mcp-Session-Id"] = session
     headers.update(step.get("headers", {}))

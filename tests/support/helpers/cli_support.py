@@ -103,7 +103,7 @@ def run_pytest(root: Path, url: str, *args: str, **env: str) -> Any:
     )
 
 
-SUITE_HEAD = '''
+SUITE_HEAD = """
 import os
 import unittest
 
@@ -137,13 +137,13 @@ class Suite(VCRTestCase):
         if name in STOP:
             raise KeyboardInterrupt(name)  # as Ctrl-C would
         self.assertEqual(ask("Ask for " + name), "Echo: Ask for " + name)
-'''
+"""
 
-SUITE_TEST = '''
+SUITE_TEST = """
     @unittest.skipIf({name!r} in SKIP, "SKIP_TESTS names {name}")
     def test_{name}(self):
         self.check({name!r})
-'''
+"""
 
 
 def make_suite_project(root: Path, files: dict[str, list[str]]) -> Path:

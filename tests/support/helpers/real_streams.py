@@ -70,7 +70,7 @@ def _literal_streams(path: Path) -> list[list[dict[str, Any]]]:
         ):
             text = lines[at].strip()
             if text.startswith("data: "):
-                events.append(json.loads(text[len("data: "):]))
+                events.append(json.loads(text[len("data: ") :]))
             at += 1
         if any(event.get("type") == "message_start" for event in events):
             streams.append(events)

@@ -82,6 +82,16 @@ def is_error_object(body: Any) -> bool:
 
 
 def _generated(body: Any) -> str | None:
+    if isinstance(body, list):
+        # ``streamGenerateContent`` without ``alt=sse``: the chunks as one JSON array,
+        # whole only when a chunk gave its finishReason (as a stream's events).
+        for number, chunk in enumerate(body):
+            why = _generated(chunk) if isinstance(chunk, Mapping) else "it is not an object"
+            if why is not None:
+                return f"its item {number}: {why}"
+        if not any(_finished(chunk) for chunk in body):
+            return f"its {len(body)} chunks end before one gave its finishReason"
+        return None
     if not isinstance(body, Mapping):
         return "it is not an object"
     if not isinstance(body.get("candidates"), list) and "promptFeedback" not in body:
@@ -159,7 +169,14 @@ def usage(response: Mapping[str, Any]) -> Usage:
             if found:
                 return found
         return []
-    return _usage_of(response.get("body"))
+    body = response.get("body")
+    if isinstance(body, list):  # the chunks as one JSON array (no ``alt=sse``)
+        for chunk in reversed(body):
+            found = _usage_of(chunk)
+            if found:
+                return found
+        return []
+    return _usage_of(body)
 
 
 _STATUS_NAMES: Final = {
