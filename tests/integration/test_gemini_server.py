@@ -20,11 +20,11 @@ from typing import Any
 from unittest import mock
 
 import aiohttp
-import httpx2
 import pytest
 from google import genai
 from google.genai import errors, types
 
+from tests.support.helpers.gemini_releases import http_library
 from tests.support.servers.gemini_server import (
     API_KEY_INVALID_MESSAGE,
     EMBEDDING_DIMENSIONS,
@@ -299,7 +299,7 @@ class StreamTest(GeminiServerTestCase):
         self.assertTrue(all(chunk.candidates[0].finish_reason is None for chunk in chunks))
 
     def test_dropped_stream_breaks_the_body(self) -> None:
-        with self.assertRaisesRegex(httpx2.RemoteProtocolError, "incomplete chunked read"):
+        with self.assertRaisesRegex(http_library.RemoteProtocolError, "incomplete chunked read"):
             list(self.stream("x [[stream-drop]] long text"))
 
     def test_stream_error_chunk_raises_the_api_error(self) -> None:

@@ -84,7 +84,7 @@ class ServerTestCase(unittest.TestCase):
         """The class's client with other options; it shares the class client's connections."""
         return self.client.with_options(**kwargs)
 
-    def assertErrorMessage(self, error: openai.APIStatusError, message: str) -> None:  # noqa: N802
+    def assertErrorMessage(self, error: openai.APIStatusError, message: str) -> None:
         """The error body's message is ``message`` and the SDK's text carries it (as the
         release renders it: the message alone, or the whole body before)."""
         assert isinstance(error.body, dict)

@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 import google.oauth2.credentials
-import httpx2
 import pytest
 from google import genai
 from google.genai import errors, types
@@ -41,6 +40,7 @@ from tests.support.helpers.env import (
     run_captured,
     temp_dir,
 )
+from tests.support.helpers.gemini_releases import http_library
 from tests.support.helpers.paths import ROOT
 from tests.support.servers.gemini_server import GeminiServer
 from vcr_kit._ledger.cost import price_for, reset_session_cost
@@ -272,7 +272,7 @@ class RecordReplayTest(GeminiCase):
                         list(stream(model=MODEL, contents=stream_text))
                     except errors.APIError as error:
                         seen.append([spec, error.code, error.status, error.message])
-                    except httpx2.RemoteProtocolError:
+                    except http_library.RemoteProtocolError:
                         seen.append([spec, "cut"])
             test.assertFaults(4)
             return seen
@@ -330,7 +330,7 @@ class MissesAndKeysTest(GeminiCase):
         )
 
         def by_query(test: vcr_kit.VCRTestCase) -> list[int]:
-            with httpx2.Client() as client:
+            with http_library.Client() as client:
                 first = client.post(f"{url}:generateContent?key={self.key}", json=body)
                 other = client.post(f"{url}:generateContent?key={google_key()}", json=body)
                 sse = client.post(f"{url}:streamGenerateContent?alt=sse&key={self.key}", json=body)
