@@ -24,7 +24,7 @@ import pytest
 from google import genai
 from google.genai import errors, types
 
-from tests.support.helpers.gemini_releases import http_library
+from tests.support.helpers.gemini_releases import API_VERSION, http_library
 from tests.support.servers.gemini_server import (
     API_KEY_INVALID_MESSAGE,
     EMBEDDING_DIMENSIONS,
@@ -134,9 +134,8 @@ class GenerateTest(GeminiServerTestCase):
         self.generate("where to")
 
         (request,) = self.server.log
-        self.assertEqual(
-            (request.method, request.path), ("POST", f"/v1/models/{MODEL}:generateContent")
-        )
+        path = f"/{API_VERSION}/models/{MODEL}:generateContent"
+        self.assertEqual((request.method, request.path), ("POST", path))
         self.assertEqual(request.query, "")
         self.assertEqual(request.headers["x-goog-api-key"], API_KEY)
 
@@ -266,7 +265,7 @@ class StreamTest(GeminiServerTestCase):
         plain = self.generate("hello streaming world").usage_metadata
         self.assertEqual(chunks[-1].usage_metadata, plain)
         request = self.server.log[0]
-        self.assertEqual(request.path, f"/v1/models/{MODEL}:streamGenerateContent")
+        self.assertEqual(request.path, f"/{API_VERSION}/models/{MODEL}:streamGenerateContent")
         self.assertEqual(request.query, "alt=sse")
 
     def test_the_wire_is_crlf_framed_data_events(self) -> None:
@@ -323,7 +322,7 @@ class EmbedTest(GeminiServerTestCase):
         self.assertEqual(len(first.values), 4)
         self.assertNotEqual(first.values, second.values)
         (request,) = self.server.log
-        self.assertEqual(request.path, f"/v1/models/{EMBEDDER}:batchEmbedContents")
+        self.assertEqual(request.path, f"/{API_VERSION}/models/{EMBEDDER}:batchEmbedContents")
         again = self.client.models.embed_content(model=EMBEDDER, contents="a", config=config)
         self.assertEqual(again.embeddings[0].values, first.values)
 

@@ -40,7 +40,7 @@ from tests.support.helpers.env import (
     run_captured,
     temp_dir,
 )
-from tests.support.helpers.gemini_releases import http_library
+from tests.support.helpers.gemini_releases import API_VERSION, http_library
 from tests.support.helpers.paths import ROOT
 from tests.support.servers.gemini_server import GeminiServer
 from vcr_kit._ledger.cost import price_for, reset_session_cost
@@ -161,7 +161,7 @@ class RecordReplayTest(GeminiCase):
         stored = documents(self.fixtures)
         self.assertEqual(len(stored), 2 * CALLS)
         for name, document in stored.items():
-            self.assertTrue(name.startswith("gemini-post-v1-models-"), name)
+            self.assertTrue(name.startswith(f"gemini-post-{API_VERSION}-models-"), name)
             self.assertEqual(document["request"]["provider"], "gemini", name)
         self.assert_no_key_stored()
         streams = [d for d in stored.values() if "streamGenerateContent" in d["request"]["path"]]
@@ -304,7 +304,7 @@ class MissesAndKeysTest(GeminiCase):
             return str(raised.exception)
 
         message = self.in_test(missing)
-        self.assertIn(str(self.fixtures / "gemini-post-v1-models-"), message)
+        self.assertIn(str(self.fixtures / f"gemini-post-{API_VERSION}-models-"), message)
         self.assertIn(".json", message)
         self.assertEqual(self.server.log, [])
 
@@ -318,7 +318,7 @@ class MissesAndKeysTest(GeminiCase):
             return str(raised.exception)
 
         message = self.in_test(without_key)
-        self.assertIn("gemini-post-v1-models-", message)
+        self.assertIn(f"gemini-post-{API_VERSION}-models-", message)
         self.assertEqual(self.server.log, [])
         self.assertEqual(fixture_bytes(self.fixtures), {})
 
