@@ -12,6 +12,7 @@ import asyncio
 import json
 import os
 import re
+import typing
 import unittest
 import urllib.error
 import urllib.request
@@ -181,6 +182,9 @@ class GenerateTest(GeminiServerTestCase):
             """Current weather at a place."""
             return f"18C in {location}"
 
+        # Real types, not this module's postponed (string) annotations, which google-genai
+        # 2.x's automatic function calling passes to isinstance() as they are.
+        get_weather.__annotations__ = typing.get_type_hints(get_weather)
         config = types.GenerateContentConfig(tools=[get_weather])
         response = self.generate("How is the weather in Oslo?", config)
 
