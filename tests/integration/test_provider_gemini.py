@@ -510,8 +510,15 @@ class HttpOptionsTest(GeminiCase):
         def again(test: vcr_kit.VCRTestCase) -> list[str | None]:
             client = genai.Client(vertexai=True, **where)  # us-central1-aiplatform.googleapis.com
             answer = client.models.generate_content(model=MODEL, contents="on Vertex")
-            later = client.aio.models.generate_content(model=MODEL, contents="on Vertex")
-            answers = [answer.text, asyncio.run(later).text]  # the async token look-up too
+
+            async def later() -> str | None:
+                try:
+                    aio = client.aio.models
+                    return (await aio.generate_content(model=MODEL, contents="on Vertex")).text
+                finally:  # google-genai before 1.52 leaves its aiohttp session open otherwise
+                    await client.aio.aclose()
+
+            answers = [answer.text, asyncio.run(later())]  # the async token look-up too
             test.assertNoLiveCalls()
             return answers
 
