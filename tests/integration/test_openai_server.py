@@ -230,7 +230,7 @@ class ResponsesTest(ServerTestCase):
         self.assertEqual(response.status, "completed")
         assert response.usage is not None
         self.assertEqual(response.usage.output_tokens, 3)
-        # as a dict: releases before 1.66.4 (or so) do not type input_tokens_details
+        # as a dict: openai before 1.66.5 does not type input_tokens_details
         self.assertEqual(response.usage.to_dict()["input_tokens_details"]["cached_tokens"], 0)
         again = self.client.responses.create(model=MODEL, input="hi there")
         self.assertNotEqual((again.id, again.output[0].id), (response.id, item.id))
@@ -429,7 +429,7 @@ class CredentialsTest(ServerTestCase):
         self.assertEqual(
             (sent.query, sent.headers["api-key"]), ("api-version=2024-10-21", "azure-key-0000")
         )
-        # openai before 1.xx also sent the key as a bearer token next to api-key
+        # openai 1.66 also sends the key as a bearer token beside api-key
         self.assertIn(sent.headers.get("authorization"), (None, "Bearer azure-key-0000"))
         status, _, _ = self.raw(
             "/openai/deployments/d/chat/completions", {"messages": user("x")}, **{"api-key": "k"}
