@@ -5,8 +5,9 @@ The tests run on the newest ``openai`` and on the oldest release we support (tox
 the tests go through here, so both releases check the same behaviour of the loopback
 server and of vcr_kit:
 
-- the Chat Completions stream helper moved (after 1.66) from ``client.beta.chat.completions.stream``
-  to ``client.chat.completions.stream`` (the same helper, out of beta);
+- the Chat Completions stream helper moved (after 1.66) from
+  ``client.beta.chat.completions.stream`` to ``client.chat.completions.stream`` (the
+  same helper, out of beta);
 - a status error's text: newer releases render ``Error code: 400 - <the message>``,
   older ones ``Error code: 400 - <the whole error body>``.
 """
