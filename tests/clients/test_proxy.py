@@ -284,6 +284,12 @@ class CommandLineTest(ProxyTestCase):
             assert served.stdout is not None
             line = served.stdout.readline().strip()
             self.assertRegex(line, r"^vcr_kit proxy on http://127\.0\.0\.1:\d+$")
+            url = line.rsplit(" ", 1)[1]
+            self.assertEqual(  # the other providers, each under its prefix
+                [served.stdout.readline().strip() for _ in range(2)],
+                [f"vcr_kit: OpenAI clients: OPENAI_BASE_URL={url}/openai/v1",
+                 f"vcr_kit: Google Gemini clients: GOOGLE_GEMINI_BASE_URL={url}/gemini"],
+            )  # fmt: skip
             self.assertEqual(ask(self.sdk(line.rsplit(" ", 1)[1]), "Served"), "Echo: Served")
             served.send_signal(signal.SIGTERM)
             _, err = served.communicate(timeout=30)

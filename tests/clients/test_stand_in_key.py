@@ -140,10 +140,15 @@ class StandInKeyTest(unittest.TestCase):
             rest, errors = serving.stdout.read(), serving.stderr.read()
             serving.wait(timeout=60)
         self.assertRegex(first, r"^vcr_kit proxy on http://127\.0\.0\.1:\d+\n$", errors)
+        url = first.strip().rsplit(" ", 1)[1]
         self.assertEqual(
             rest,
             f"vcr_kit: replaying, no key needed: give clients without one "
-            f"ANTHROPIC_API_KEY={REPLAY_API_KEY}\n",
+            f"ANTHROPIC_API_KEY={REPLAY_API_KEY}\n"
+            f"vcr_kit: OpenAI clients: OPENAI_BASE_URL={url}/openai/v1 "
+            f"(without a key: OPENAI_API_KEY={REPLAY_API_KEY})\n"
+            f"vcr_kit: Google Gemini clients: GOOGLE_GEMINI_BASE_URL={url}/gemini "
+            f"(without a key: GEMINI_API_KEY={REPLAY_API_KEY})\n",
         )
         self.assertEqual(json.dumps(sorted(p.name for p in self.fixtures.glob("*"))), "[]")
 

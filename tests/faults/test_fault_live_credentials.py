@@ -1,4 +1,5 @@
-"""No allowlist entry admits a live credential, in any encoding (issue 29, point 3).
+"""No allowlist entry admits a live credential, in any encoding (issue 29, point 3), at
+any provider (issue 31, point 5).
 
 On main, with ``VCR_ALLOW_SECRETS='re:[A-Za-z0-9+/=]{20,}'`` a base64 copy of the live
 key was written to a fixture (the raw key was still refused), and a URL-encoded copy
@@ -9,7 +10,9 @@ base64 standard or URL-safe, padded or not, at any alignment inside a longer tex
 base64 wrapped in lines as ``base64`` writes it, URL-encoded in either case of hex,
 base64 then URL-encoded, base64 twice) x any
 allowlist entry (match-everything patterns included, the encoded text itself) x any
-place (a JSON body, a response header, a streamed text split at any point) is never
+place (a request's prompt, a JSON body, a response header, a streamed text split at any
+point) x any provider's fixture (Anthropic; OpenAI Chat Completions and Responses, whose
+streams are chunks and typed events; Gemini, whose stream is chunks of parts) is never
 written; the error names the fixture and says what to do, and never holds the value.
 ``check`` reports such a file written by an earlier version.
 """
@@ -37,6 +40,7 @@ from tests.support.helpers.cli_support import cli
 from tests.support.helpers.examples import examples
 from vcr_kit._core import credentials
 from vcr_kit._core.credentials import SECRET_ENV_VARS
+from vcr_kit._core.providers import PROVIDERS
 from vcr_kit._store.files import write_document
 
 pytestmark = pytest.mark.inprocess
@@ -45,6 +49,8 @@ pytestmark = pytest.mark.inprocess
 KEY_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_+/=."
 ANY_KEY = "sk-ant-api03-" + "Zq9" * 16
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
+OPENAI_KEY = "sk-proj-" + "Zq9_x-" * 8
+GOOGLE_KEY = "AIza" + "Sy0_a-b" * 5
 
 
 def b64(text: str) -> str:
@@ -85,30 +91,117 @@ ALLOW_ENTRIES = [
     "ENCODED",  # the encoded text itself, as a literal entry
     "VALUE",  # the value itself
 ]
-PLACES = ("body", "header", "stream")
-#: Each variable vcr_kit keeps out of fixtures, and a credential a request's headers carry.
-LABELS = [*SECRET_ENV_VARS, "the x-api-key header", "the proxy's Google access token"]
+PLACES = ("request", "body", "header", "stream")
+#: Every provider vcr_kit records: a fixture of each holds the value in its own shapes
+#: (OpenAI's two: Chat Completions, and Responses with its typed stream events).
+PROVIDER_NAMES = ("anthropic", *PROVIDERS, "openai-responses")
+#: Each variable vcr_kit keeps out of fixtures (every provider's keys among them), and
+#: a credential a request's headers carry (each provider's header).
+LABELS = [
+    *SECRET_ENV_VARS,
+    "the x-api-key header",
+    "the authorization header",  # OpenAI's bearer key
+    "the api-key header",  # Azure OpenAI's
+    "the x-goog-api-key header",  # Gemini's
+    "the proxy's Google access token",
+]
+#: Each provider's key variables: the property must meet every one of them.
+PROVIDER_KEYS = ["OPENAI_API_KEY", "OPENAI_ADMIN_KEY", "AZURE_OPENAI_API_KEY", "GEMINI_API_KEY",
+                 "GOOGLE_API_KEY"]  # fmt: skip
+#: Fixture names as each provider's are named.
+NAMES = {
+    "anthropic": "post-v1-messages-0123456789ab.json",
+    "openai": "openai-post-v1-chat-completions-0123456789ab.json",
+    "openai-responses": "openai-post-v1-responses-0123456789ab.json",
+    "gemini": "gemini-post-v1beta-models-gemini-2-5-flash-generatecontent-0123456789ab.json",
+}
+GEMINI_PATH = "/v1beta/models/gemini-2.5-flash"
 
 
-def document(place: str, text: str, cut: int) -> dict[str, Any]:
-    """An HTTP fixture holding ``text`` in ``place``; a stream holds it in two pieces
-    cut at ``cut``."""
+def request_of(provider: str, text: str, stream: bool) -> dict[str, Any]:
+    """The stored request of ``provider`` whose prompt holds ``text``."""
+    if provider == "openai-responses":
+        body = {"model": "gpt-4.1", "input": text, **({"stream": True} if stream else {})}
+        return {"method": "POST", "path": "/v1/responses", "provider": "openai", "body": body}
+    if provider == "openai":
+        body: dict[str, Any] = {"model": "gpt-4.1", "messages": [{"role": "user", "content": text}]}
+        if stream:
+            body["stream"] = True
+        return {"method": "POST", "path": "/v1/chat/completions", "provider": "openai",
+                "body": body}  # fmt: skip
+    if provider == "gemini":
+        method = "streamGenerateContent" if stream else "generateContent"
+        request = {"method": "POST", "path": f"{GEMINI_PATH}:{method}", "provider": "gemini",
+                   "body": {"contents": [{"role": "user", "parts": [{"text": text}]}]}}  # fmt: skip
+        if stream:
+            request["query"] = [["alt", "sse"]]
+        return request
+    body = {"model": "claude-opus-4-7", "messages": [{"role": "user", "content": text}]}
+    if stream:
+        body["stream"] = True
+    return {"method": "POST", "path": "/v1/messages", "body": body}
+
+
+def answer_of(provider: str, text: str) -> dict[str, Any]:
+    """A plain answer of ``provider`` whose text is ``text``."""
+    if provider == "openai-responses":
+        return {"id": "resp_vcr0", "object": "response", "status": "completed",
+                "output": [{"type": "message", "id": "msg_vcr0", "role": "assistant",
+                            "content": [{"type": "output_text", "text": text}]}]}  # fmt: skip
+    if provider == "openai":
+        return {"id": "chatcmpl-vcr0", "object": "chat.completion", "created": 0,
+                "model": "gpt-4.1", "choices": [{"index": 0, "finish_reason": "stop",
+                "message": {"role": "assistant", "content": text}}]}  # fmt: skip
+    if provider == "gemini":
+        content = {"role": "model", "parts": [{"text": text}]}
+        return {"candidates": [{"index": 0, "finishReason": "STOP", "content": content}]}
+    return {"type": "message", "content": [{"type": "text", "text": text}]}
+
+
+def events_of(provider: str, pieces: tuple[str, ...]) -> list[dict[str, Any]]:
+    """A whole stream of ``provider`` that streams ``pieces`` of text, in its events."""
+    if provider == "openai-responses":
+        done = {"type": "response.completed", "response": answer_of(provider, "")}
+        return [{"event": "response.created", "data": {"type": "response.created"}},
+                *({"event": "response.output_text.delta", "data": {
+                   "type": "response.output_text.delta", "item_id": "msg_vcr0",
+                   "output_index": 0, "content_index": 0, "delta": piece}} for piece in pieces),
+                {"event": "response.completed", "data": done}]  # fmt: skip
+    if provider == "openai":
+        chunk = {"id": "chatcmpl-vcr0", "object": "chat.completion.chunk", "created": 0}
+        return [*({"data": {**chunk, "choices": [{"index": 0, "delta": {"content": piece}}]}}
+                  for piece in pieces), {"data_text": "[DONE]"}]  # fmt: skip
+    if provider == "gemini":
+        chunks = [answer_of(provider, piece) for piece in pieces]
+        for chunk in chunks[:-1]:  # only the last chunk gives its finishReason
+            del chunk["candidates"][0]["finishReason"]
+        return [{"data": chunk} for chunk in chunks]
+    return [
+        {"event": "content_block_delta", "data": {"type": "content_block_delta", "index": 0,
+         "delta": {"type": "text_delta", "text": piece}}}
+        for piece in pieces
+    ]  # fmt: skip
+
+
+def document(place: str, text: str, cut: int, provider: str = "anthropic") -> dict[str, Any]:
+    """An HTTP fixture of ``provider`` holding ``text`` in ``place``: its request's
+    prompt, its answer's text, a response header, or a stream that holds it in two
+    pieces cut at ``cut``."""
     response: dict[str, Any] = {"status": 200, "headers": {"content-type": "application/json"}}
-    if place == "body":
-        response["body"] = {"type": "message", "content": [{"type": "text", "text": text}]}
+    request = request_of(provider, "Say hi.", place == "stream")
+    if place == "request":
+        request = request_of(provider, text, False)
+        response["body"] = answer_of(provider, "Hi.")
+    elif place == "body":
+        response["body"] = answer_of(provider, text)
     elif place == "header":
         response["headers"]["x-echo"] = text
-        response["body"] = {"type": "message", "content": []}
+        response["body"] = answer_of(provider, "")
     else:
         at = cut % (len(text) + 1)
         response["headers"]["content-type"] = "text/event-stream"
-        response["events"] = [
-            {"event": "content_block_delta", "data": {"type": "content_block_delta", "index": 0,
-             "delta": {"type": "text_delta", "text": piece}}}
-            for piece in (text[:at], text[at:])
-        ]  # fmt: skip
-    return {"kind": "http", "request": {"method": "POST", "path": "/v1/messages"},
-            "response": response, "usage": []}  # fmt: skip
+        response["events"] = events_of(provider, (text[:at], text[at:]))
+    return {"kind": "http", "request": request, "response": response, "usage": []}
 
 
 class LiveCredentialTest(unittest.TestCase):
@@ -138,42 +231,40 @@ class LiveCredentialTest(unittest.TestCase):
         before=st.text("abc xyz:=", max_size=5),
         after=st.text("abc xyz:=", max_size=5),
         cut=st.integers(0, 400),
+        provider=st.sampled_from(PROVIDER_NAMES),
     )
-    @example(
-        label="ANTHROPIC_API_KEY",
-        value=ANY_KEY,
-        encoding="base64",
-        entry="re:[A-Za-z0-9+/=]{20,}",
-        place="body",
-        before="",
-        after="",
-        cut=0,
-    )
-    @example(
-        label="AWS_SECRET_ACCESS_KEY",
-        value=AWS_SECRET,
-        encoding="url-encoded",
-        entry="",
-        place="header",
-        before="k=",
-        after="",
-        cut=0,
-    )
-    @example(
-        label="ANTHROPIC_API_KEY",
-        value=ANY_KEY,
-        encoding="base64 wrapped",
-        entry="",
-        place="body",
-        before="key=",
-        after="\n",
-        cut=0,
-    )
+    @example(label="ANTHROPIC_API_KEY", value=ANY_KEY, encoding="base64",
+             entry="re:[A-Za-z0-9+/=]{20,}", place="body", before="", after="", cut=0,
+             provider="anthropic")
+    @example(label="AWS_SECRET_ACCESS_KEY", value=AWS_SECRET,
+             encoding="url-encoded", entry="", place="header", before="k=", after="", cut=0,
+             provider="anthropic")
+    @example(label="ANTHROPIC_API_KEY", value=ANY_KEY, encoding="base64 wrapped",
+             entry="", place="body", before="key=", after="\n", cut=0, provider="anthropic")
     @example(label="ANTHROPIC_AUTH_TOKEN", value=ANY_KEY, encoding="base64 url-safe",
-             entry="re:.*", place="stream", before="", after="", cut=21)  # fmt: skip
+             entry="re:.*", place="stream", before="", after="", cut=21, provider="anthropic")
+    # Each provider's key, in its own fixture, through an entry that matches everything.
+    @example(label="OPENAI_API_KEY", value=OPENAI_KEY, encoding="base64",
+             entry="re:[A-Za-z0-9+/=]{20,}", place="body", before="", after="", cut=0,
+             provider="openai")
+    @example(label="OPENAI_ADMIN_KEY", value="sk-admin-" + "Q8" * 24, encoding="url-encoded",
+             entry="re:.*", place="request", before="k=", after="", cut=0, provider="openai")
+    @example(label="AZURE_OPENAI_API_KEY", value="0f" * 16, encoding="raw", entry="VALUE",
+             place="header", before="", after="", cut=0, provider="openai")
+    @example(label="GEMINI_API_KEY", value=GOOGLE_KEY, encoding="base64 wrapped", entry="",
+             place="stream", before="key=", after="", cut=30, provider="gemini")
+    @example(label="GOOGLE_API_KEY", value=GOOGLE_KEY, encoding="raw", entry="ENCODED",
+             place="request", before="?key=", after="", cut=0, provider="gemini")
+    @example(label="the x-goog-api-key header", value=GOOGLE_KEY, encoding="base64 twice",
+             entry="re:.*", place="body", before="", after="", cut=0, provider="gemini")
+    @example(label="the authorization header", value=OPENAI_KEY, encoding="raw",
+             entry="re:sk-proj-.*", place="stream", before="", after="", cut=9,
+             provider="openai")
+    @example(label="the api-key header", value="0f" * 16, encoding="base64", entry="re:.*",
+             place="stream", before="", after="", cut=7, provider="openai-responses")  # fmt: skip
     def test_no_entry_admits_a_live_credential(
         self, *, label: str, value: str, encoding: str, entry: str, place: str,
-        before: str, after: str, cut: int,
+        before: str, after: str, cut: int, provider: str,
     ) -> None:  # fmt: skip
         text = ENCODINGS[encoding](before, value, after)
         allow = entry.replace("ENCODED", text).replace("VALUE", value)
@@ -189,11 +280,11 @@ class LiveCredentialTest(unittest.TestCase):
             credentials.remember_credential(label, value)
         else:
             extra = [(label, value)]
-        path = self.folder / "post-v1-messages-0123456789ab.json"
+        path = self.folder / NAMES[provider]
         path.unlink(missing_ok=True)  # an example that failed may have left one
         try:
             with self.assertRaises(vcr_kit.SecretLeakError) as caught:
-                write_document(path, document(place, text, cut), extra)
+                write_document(path, document(place, text, cut, provider), extra)
         finally:
             os.environ.pop(label, None)
             if label.startswith("the proxy's"):

@@ -44,6 +44,8 @@ EXAMPLES = [
     ("an AWS access key id (AKIA...)", "ASIA" + "Z9" * 8),
     ("an AWS secret access key", "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
     ("a Google API key (AIza...)", "AIza" + "b" * 35),
+    ("an OpenAI key (sk-proj-...)", "sk-proj-" + "Pq7_" * 10),
+    ("an OpenAI key (sk-proj-...)", "sk-svcacct-" + "Sv4-" * 10),
     ("a Google OAuth token (ya29....)", "ya29." + "c" * 30),
     ("an Azure key (AccountKey=...)", "AccountKey=" + "d" * 86 + "=="),
     ("a GitHub token (ghp_...)", "ghp_" + "E" * 36),
@@ -219,6 +221,10 @@ def labelled(words: list[str], sep: list[str], value: st.SearchStrategy[str]) ->
 #: kind -> tokens of that shape, generated.
 SHAPES: dict[str, st.SearchStrategy[str]] = {
     "an Anthropic key (sk-ant-...)": chars(URLSAFE, 20, 60).map(lambda s: "sk-ant-api03-" + s),
+    # OpenAI's project, service-account and admin keys (issue 31).
+    "an OpenAI key (sk-proj-...)": st.tuples(
+        st.sampled_from(["sk-proj-", "sk-svcacct-", "sk-admin-"]), chars(URLSAFE, 20, 60)
+    ).map("".join),
     "an AWS access key id (AKIA...)": st.tuples(
         st.sampled_from(["AKIA", "ASIA"]), chars(UPPER, 16)
     ).map("".join),

@@ -27,7 +27,8 @@ DOCS = ROOT / "docs"
 #: The docs site's address: README links and error messages point into it.
 SITE = "https://vcr-kit.github.io/vcr_kit/"
 #: A link into the site: the page's path (``faults/``, or ``""`` for the home page).
-_SITE_LINK = re.compile(re.escape(SITE) + r"([a-z0-9-]*/?)(#[a-z0-9-]+)?")
+#: A page may be in a folder (``providers/openai/``).
+_SITE_LINK = re.compile(re.escape(SITE) + r"((?:[a-z0-9-]+/)*[a-z0-9-]*)(#[a-z0-9-]+)?")
 #: A markdown link or image whose target is not an absolute URL (nor a page anchor).
 #: A fenced Python example (not a ``>>>`` session, which doctest runs).
 _PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)

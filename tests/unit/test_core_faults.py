@@ -261,6 +261,23 @@ class Facts(unittest.TestCase):
             (facts.model, facts.stream, facts.tools), ("claude-opus-4-7", True, ("a", "b"))
         )
 
+    def test_each_providers_tools(self) -> None:
+        chat = b'{"tools": [{"type": "function", "function": {"name": "a"}}]}'
+        responses = b'{"model": "gpt-5-mini", "tools": [{"type": "function", "name": "b"}]}'
+        gemini = b'{"tools": [{"functionDeclarations": [{"name": "c"}, {"name": "d"}]}]}'
+        self.assertEqual(facts_of("k", chat).tools, ("a",))
+        self.assertEqual(facts_of("k", responses).tools, ("b",))
+        self.assertEqual(facts_of("k", gemini).tools, ("c", "d"))
+
+    def test_geminis_model_and_stream_are_in_its_path(self) -> None:
+        path = "/v1beta/models/gemini-2.5-flash:streamGenerateContent"
+        facts = facts_of("k", b'{"contents": []}', path + "?alt=sse")
+        self.assertEqual((facts.model, facts.stream), ("gemini-2.5-flash", True))
+        facts = facts_of("k", b'{"contents": []}', path)  # the chunks as one JSON array
+        self.assertEqual((facts.model, facts.stream), ("gemini-2.5-flash", False))
+        facts = facts_of("k", b"", "/v1beta/models/gemini-2.5-flash:generateContent")
+        self.assertEqual((facts.model, facts.stream), ("gemini-2.5-flash", False))
+
     def test_a_body_that_is_not_an_object(self) -> None:
         self.assertEqual(facts_of("k", b""), RequestFacts("k"))
         self.assertEqual(facts_of("k", b"[1]"), RequestFacts("k", text="[1]"))

@@ -15,6 +15,14 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tests.support.helpers.examples import examples
+from tests.support.helpers.provider_answers import (
+    ENDPOINTS,
+    UNEARNED_CASES,
+    earned_answers,
+    gemini_bad_key,
+    stored_request,
+)
+from tests.support.helpers.provider_answers import transient_answers as provider_transients
 from vcr_kit._core.answer_origin import foreign_answer, same_model
 from vcr_kit._core.answer_verdict import compare_answers
 from vcr_kit._core.drift_rules import (
@@ -305,6 +313,54 @@ class UnusableTest(unittest.TestCase):
         )
         # An endpoint recorded as text is compared as text.
         self.assertIsNone(unusable(page(200, "text/plain", "a"), page(200, "text/plain", "b")))
+
+
+class ProviderUnusableTest(unittest.TestCase):
+    """``unusable`` over every provider, asked with the fixture's stored request (the
+    provider in it): the classes ``storable`` never stores are never compared either."""
+
+    @settings(max_examples=examples(10), deadline=None)
+    @given(st.data())
+    def test_a_transient_answer_is_unanswered_at_every_provider(self, data: Any) -> None:
+        # Every endpoint x every class in each example, against any stored answer.
+        stored_of = {e: data.draw(earned_answers(e), label=f"{e} stored") for e in ENDPOINTS}
+        for endpoint, how in UNEARNED_CASES:
+            _, live = data.draw(provider_transients(endpoint, how), label=f"{endpoint} {how}")
+            stored = stored_of[endpoint]
+            reason = unusable(live, stored, "", stored_request(endpoint))
+            self.assertIsNotNone(reason, (endpoint.provider, endpoint.name, how, live))
+            assert reason is not None
+            self.assertTrue(reason.endswith(f": {NOT_A_CHANGE}"), reason)
+
+    @settings(max_examples=examples(10), deadline=None)
+    @given(st.data())
+    def test_an_answer_the_request_earned_is_compared_at_every_provider(self, data: Any) -> None:
+        for endpoint in ENDPOINTS:
+            live = data.draw(earned_answers(endpoint), label=f"{endpoint} live")
+            stored = data.draw(earned_answers(endpoint), label="stored")
+            self.assertIsNone(unusable(live, stored, "", stored_request(endpoint)))
+            compare_answers(stored, live)  # and the verdict has its say
+
+    def test_the_provider_reasons(self) -> None:
+        gemini = stored_request(ENDPOINTS[8])
+        cut = {"status": 200, "headers": {"content-type": "text/event-stream"},
+               "events": [{"data": {"candidates": [{"index": 0}]}}]}  # fmt: skip
+        self.assertEqual(
+            unusable(cut, None, "", gemini),
+            "the stream ended after 1 events, before a chunk gave its finishReason: "
+            f"{NOT_A_CHANGE}",
+        )
+        self.assertEqual(
+            unusable(gemini_bad_key(), None, "", gemini),
+            f"a 400 API_KEY_INVALID depends on the key, not on the request: {NOT_A_CHANGE}",
+        )
+        responses = stored_request(ENDPOINTS[5])
+        started = {"event": "response.created", "data": {"type": "response.created"}}
+        self.assertEqual(
+            unusable({**cut, "events": [started]}, None, "", responses),
+            "the stream ended after 1 events, before its final event (response.completed): "
+            f"{NOT_A_CHANGE}",
+        )
 
 
 # --------------------------------------------------------------------------- #

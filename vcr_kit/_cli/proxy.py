@@ -1,9 +1,11 @@
 """``vcr_kit serve`` and ``vcr_kit run``: the proxy from a shell.
 
-``serve`` prints ``vcr_kit proxy on http://127.0.0.1:PORT`` and serves until SIGINT or
-SIGTERM; ``run -- CMD ARGS...`` runs one command with ``ANTHROPIC_BASE_URL`` pointing
-at a proxy on a free port (and, for Claude Code on Bedrock, Vertex or Foundry, that
-platform's base URL: ``_pointed_at``) and exits with its status. Both print the run summary
+``serve`` prints ``vcr_kit proxy on http://127.0.0.1:PORT`` (then each other provider's
+base URL on it) and serves until SIGINT or SIGTERM; ``run -- CMD ARGS...`` runs one
+command with ``ANTHROPIC_BASE_URL`` pointing at a proxy on a free port, and
+``OPENAI_BASE_URL`` and ``GOOGLE_GEMINI_BASE_URL`` at its prefixes for those providers
+(and, for Claude Code on Bedrock, Vertex or Foundry, that platform's base URL:
+``_pointed_at``) and exits with its status. Both print the run summary
 when they stop. Exit 2 on a usage error, 1 when the proxy cannot start.
 """
 
@@ -16,8 +18,9 @@ import subprocess
 import sys
 from collections.abc import Sequence
 
-from .._core.config import claude_code_clouds
-from .._core.credentials import REPLAY_API_KEY, with_stand_in_key
+from .._core.config import Mode, claude_code_clouds
+from .._core.credentials import REPLAY_API_KEY, with_provider_stand_ins, with_stand_in_key
+from .._core.providers import PROVIDERS
 from .._ledger.summary import print_summary, summary_line
 from .._proxy.cloud_upstream import CHILD_PATHS
 from .._proxy.faults import lifetime_line, lifetime_spec
@@ -40,11 +43,12 @@ __all__ = ["RUN_DESCRIPTION", "RUN_USAGE", "SERVE_DESCRIPTION", "add_arguments",
            "serve_main"]  # fmt: skip
 
 SERVE_DESCRIPTION = (
-    "Serve the Anthropic API on 127.0.0.1, recording and replaying fixtures, until Ctrl-C "
-    "or SIGTERM."
+    "Serve the Anthropic API (and OpenAI's and Gemini's, under /openai and /gemini) on "
+    "127.0.0.1, recording and replaying fixtures, until Ctrl-C or SIGTERM."
 )
 RUN_DESCRIPTION = (
-    "Run CMD with ANTHROPIC_BASE_URL pointing at a record/replay proxy; exit with CMD's status."
+    "Run CMD with ANTHROPIC_BASE_URL (and OPENAI_BASE_URL, GOOGLE_GEMINI_BASE_URL) pointing "
+    "at a record/replay proxy; exit with CMD's status."
 )
 RUN_USAGE = "vcr_kit run [options] -- CMD [ARGS...]"
 
@@ -62,8 +66,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--upstream",
         metavar="URL",
-        help="where misses are recorded from (default: ANTHROPIC_BASE_URL, "
-        "else https://api.anthropic.com)",
+        help="where Anthropic misses are recorded from (default: ANTHROPIC_BASE_URL, "
+        "else https://api.anthropic.com); OpenAI's and Gemini's from OPENAI_BASE_URL and "
+        "GOOGLE_GEMINI_BASE_URL, else their own APIs",
     )
     parser.add_argument(
         "--faults",
@@ -120,6 +125,8 @@ def serve_main(argv: Sequence[str] | None = None) -> int:
                 f"ANTHROPIC_API_KEY={REPLAY_API_KEY}",
                 flush=True,
             )
+        for variable, url in proxy.provider_base_urls.items():
+            print(_provider_line(proxy, variable, url), flush=True)
 
     try:
         serve_until_stopped(announce)
@@ -127,6 +134,16 @@ def serve_main(argv: Sequence[str] | None = None) -> int:
         proxy.stop(STOP_GRACE)  # in-flight requests finish first, or fail and record nothing
     _final_summary()
     return 0
+
+
+def _provider_line(proxy: Proxy, variable: str, url: str) -> str:
+    """What ``serve`` says about one provider: the base URL its clients are given, and,
+    replaying, the stand-in key its SDK needs to build a client that has none."""
+    provider = next(p for p in PROVIDERS.values() if variable in p.base_url_variables)
+    line = f"vcr_kit: {provider.title} clients: {variable}={url}"
+    if proxy.settings.mode is Mode.REPLAY:
+        line += f" (without a key: {provider.key_variables[0][0]}={REPLAY_API_KEY})"
+    return line
 
 
 #: Claude Code's switch for connecting MCP servers in the background ("0": wait for them).
@@ -166,9 +183,16 @@ def run_main(argv: Sequence[str] | None = None) -> int:
     faults_line = lifetime_line(proxy.fault_plan)
     if faults_line:  # on stderr: the command's own output stays its own
         print(faults_line, file=sys.stderr, flush=True)
-    env = {**os.environ, "ANTHROPIC_BASE_URL": proxy.url}
+    # Each provider under its own prefix; the proxy read the user's own base URLs (where
+    # it records from) when it started.
+    env = {**os.environ, "ANTHROPIC_BASE_URL": proxy.url, **proxy.provider_base_urls}
     if proxy.needs_stand_in_key(env):  # replay needs no key: the child gets the stand-in
         env = with_stand_in_key(env)
+    elif proxy.settings.mode is not Mode.OFF:
+        # A provider's client with no key of its own replays too (its SDK will not build
+        # without one), and a miss names the key recording it needs. Passing through
+        # (mode off), a stand-in would only reach the provider and be refused.
+        env = with_provider_stand_ins(env)
     for cloud in claude_code_clouds():  # Claude Code on a cloud: the proxy authenticates
         env = _pointed_at(env, cloud, proxy.url)
     # Claude Code connects its MCP servers in the background by default: whether a slow

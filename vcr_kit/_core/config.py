@@ -15,7 +15,7 @@ import math
 import os
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum
@@ -59,6 +59,7 @@ __all__ = [
     "run_id_variable",
     "set_run_id",
     "summary_wanted",
+    "variables_set_to",
     "vertex_upstream",
 ]
 
@@ -512,6 +513,22 @@ def base_url_set_to(url: str) -> Iterator[None]:
             os.environ.pop("ANTHROPIC_BASE_URL", None)
         else:
             os.environ["ANTHROPIC_BASE_URL"] = old
+
+
+@contextmanager
+def variables_set_to(values: Mapping[str, str]) -> Iterator[None]:
+    """Each variable of ``values`` set while the block runs (child processes inherit
+    them); the old values are back afterwards."""
+    old = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in old.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def run_id_variable() -> str:

@@ -43,6 +43,7 @@ __all__ = [
     "remember_credential",
     "stand_in_key_while",
     "uses_stand_in_key",
+    "with_provider_stand_ins",
     "with_stand_in_key",
 ]
 
@@ -170,10 +171,18 @@ def with_stand_in_key(environ: Mapping[str, str]) -> dict[str, str]:
     token of its own, else with the stand-in key, so that a client which refuses to
     start without credentials (Claude Code: "Not logged in") sends its requests; each
     provider's client with no key of its own gets the stand-in too."""
-    found = dict(environ)
-    found.update((name, REPLAY_API_KEY) for name in _missing_provider_keys(environ))
+    found = with_provider_stand_ins(environ)
     if not has_child_credentials(environ):
         found[CREDENTIAL_VARS[0]] = REPLAY_API_KEY
+    return found
+
+
+def with_provider_stand_ins(environ: Mapping[str, str]) -> dict[str, str]:
+    """``environ`` for a child process of the proxy, each provider's client with no key
+    of its own given the stand-in (so it can be built; a request carrying it replays,
+    and a miss says which key recording needs)."""
+    found = dict(environ)
+    found.update((name, REPLAY_API_KEY) for name in _missing_provider_keys(environ))
     return found
 
 

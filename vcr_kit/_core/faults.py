@@ -21,8 +21,9 @@ import fnmatch
 import hashlib
 import json
 import math
+import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Final
@@ -211,26 +212,51 @@ class RequestFacts:
     tools: tuple[str, ...] = ()
 
 
-def facts_of(key: str, body: bytes) -> RequestFacts:
+#: Where a path names its model and asks for a stream (Gemini's
+#: ``/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse``): the body says
+#: neither. Without ``alt=sse`` the chunks come as one JSON array, not a stream of events.
+_PATH_MODEL: Final = re.compile(r"/models/([^/:?]+):")
+_PATH_STREAM: Final = re.compile(r":stream[A-Z][^?]*\?(?:.*&)?alt=sse(?:&|$)")
+
+
+def facts_of(key: str, body: bytes, target: str = "") -> RequestFacts:
     """The facts of a request with ``body`` (any body: one that is not a JSON object
-    has no model, no tools, no stream flag)."""
+    has no model, no tools, no stream flag) sent to ``target`` (its path and query)."""
     text = body.decode("utf-8", "replace")
     try:
         data: Any = json.loads(text) if text.strip() else None
     except ValueError:
         data = None
+    path_model = _PATH_MODEL.search(target)
+    path_stream = _PATH_STREAM.search(target) is not None
     if not isinstance(data, dict):
-        return RequestFacts(key, text=text)
-    tools = tuple(
-        str(t["name"]) for t in data.get("tools") or () if isinstance(t, dict) and "name" in t
-    )
+        return RequestFacts(
+            key, stream=path_stream, model=path_model[1] if path_model else "", text=text
+        )
     return RequestFacts(
         key,
-        stream=data.get("stream") is True,
-        model=str(data.get("model") or ""),
+        stream=data.get("stream") is True or path_stream,
+        model=str(data.get("model") or (path_model[1] if path_model else "")),
         text=text,
-        tools=tools,
+        tools=tuple(_tool_names(data.get("tools"))),
     )
+
+
+def _tool_names(tools: Any) -> Iterator[str]:
+    """The names of the tools a request declares, in each provider's form: Anthropic's
+    and OpenAI Responses' ``{"name"}``, Chat Completions' ``{"function": {"name"}}``,
+    Gemini's ``{"functionDeclarations": [{"name"}]}``."""
+    for tool in tools if isinstance(tools, list) else ():
+        if not isinstance(tool, dict):
+            continue
+        function = tool.get("function")
+        declarations = tool.get("functionDeclarations") or tool.get("function_declarations")
+        if "name" in tool:
+            yield str(tool["name"])
+        elif isinstance(function, dict) and "name" in function:
+            yield str(function["name"])
+        elif isinstance(declarations, list):
+            yield from (str(d["name"]) for d in declarations if isinstance(d, dict) and "name" in d)
 
 
 # -- parsing and rendering ---------------------------------------------------------------

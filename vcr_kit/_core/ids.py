@@ -208,13 +208,23 @@ def _stand_in_of(tool_id: str) -> str | None:
     return None
 
 
-def replace_tool_ids(value: Any, tool_id: Callable[[str], str]) -> Any:
-    """Copy ``value`` with every tool-use id replaced by ``tool_id(id)``."""
+def replace_tool_ids(
+    value: Any, tool_id: Callable[[str], str], vocabulary: IdVocabulary | None = None
+) -> Any:
+    """Copy ``value`` with every tool-use id replaced by ``tool_id(id)``; ``vocabulary``:
+    another provider's tool ids (``call_``), found as its ``stabilizer`` finds them."""
+    pattern = _TOOL_ID if vocabulary is None else _patterns(vocabulary)[0]
+    if pattern is None:  # a provider whose tool calls carry no ids (Gemini)
+        return value
+    return _replace_matching(value, tool_id, pattern)
+
+
+def _replace_matching(value: Any, tool_id: Callable[[str], str], pattern: re.Pattern[str]) -> Any:
     if isinstance(value, dict):
-        return {k: replace_tool_ids(v, tool_id) for k, v in value.items()}
+        return {k: _replace_matching(v, tool_id, pattern) for k, v in value.items()}
     if isinstance(value, list):
-        return [replace_tool_ids(v, tool_id) for v in value]
-    if isinstance(value, str) and _TOOL_ID.fullmatch(value):
+        return [_replace_matching(v, tool_id, pattern) for v in value]
+    if isinstance(value, str) and pattern.fullmatch(value):
         return tool_id(value)
     return value
 

@@ -24,12 +24,11 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from functools import cache
 from pathlib import Path
@@ -43,6 +42,7 @@ from .._core.httplib import library_of
 from .._core.providers import Provider, provider_named
 from .._ledger.notes import Event, note
 from ..errors import ConfigError
+from .fault_shapes import provider_error_answer, provider_error_event
 from .live import to_local_proxy
 from .patience import Patience, patience_of
 from .recorder import AsyncLiveSend, HttpRecorder, LiveSend
@@ -96,23 +96,14 @@ def new_request_id() -> str:
     return "req_vcrfault_" + os.urandom(10).hex()
 
 
-#: A model's method in a path (``/models/gemini-2.5-flash:streamGenerateContent``).
-_PATH_METHOD: Final = re.compile(r"/models/([^/:]+):(\w+)$")
-
-
 def error_answer(
     fault: Fault, request_id: str, provider: Provider | None = None
 ) -> tuple[int, list[tuple[str, str]], bytes]:
-    """The status, headers and body the API sends for ``fault`` (an API error); for
-    another provider's request, in that provider's error shape (an overload is its 503:
-    529 is Anthropic's own)."""
-    kind = fault.kind
+    """The status, headers and body the API sends for ``fault`` (an API error);
+    ``provider``: another provider's API (``fault_shapes``)."""
     if provider is not None:
-        status = 503 if kind.status == 529 else kind.status
-        body: dict[str, Any] = provider.error_body(status, kind.message)
-        headers = [("content-type", "application/json")]
-        _retry_after(headers, fault.value)
-        return status, headers, json.dumps(body).encode("utf-8")
+        return provider_error_answer(fault, request_id, provider)
+    kind = fault.kind
     body = {
         "type": "error",
         "error": {"type": kind.error_type, "message": kind.message},
@@ -120,7 +111,11 @@ def error_answer(
     }
     headers = [("content-type", "application/json"), ("request-id", request_id)]
     retry_after = fault.value
-    _retry_after(headers, retry_after)
+    if retry_after is not None:
+        # Both: retry-after-ms keeps a short wait short (the SDK reads it first),
+        # retry-after (whole seconds) is what other clients read.
+        headers.append(("retry-after-ms", str(round(retry_after * 1000))))
+        headers.append(("retry-after", str(math.ceil(retry_after))))
     if kind.status == 429:
         reset = datetime.now(timezone.utc) + timedelta(seconds=retry_after or 0)
         stamp = reset.strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -131,20 +126,17 @@ def error_answer(
     return kind.status, headers, json.dumps(body).encode("utf-8")
 
 
-def _retry_after(headers: list[tuple[str, str]], retry_after: float | None) -> None:
-    if retry_after is not None:
-        # Both: retry-after-ms keeps a short wait short (the SDK reads it first),
-        # retry-after (whole seconds) is what other clients read.
-        headers.append(("retry-after-ms", str(round(retry_after * 1000))))
-        headers.append(("retry-after", str(math.ceil(retry_after))))
-
-
-def error_event(request_id: str, provider: Provider | None = None) -> bytes:
-    """The SSE ``error`` event the API sends when it is overloaded mid-stream; another
-    provider's is a ``data:`` chunk holding its error object (each SDK raises on it)."""
+def error_event(
+    request_id: str,
+    provider: Provider | None = None,
+    events: list[bytes] | None = None,
+    sent: int = 0,
+) -> bytes:
+    """The SSE ``error`` event the API sends when it is overloaded mid-stream; for
+    another ``provider``, its own way of failing its stream of ``events`` after
+    ``sent`` of them (``fault_shapes``)."""
     if provider is not None:
-        chunk = json.dumps(provider.error_body(503, "Overloaded")).encode("utf-8")
-        return b"data: " + chunk + b"\n\n"
+        return provider_error_event(provider, events or [], sent)
     data = {
         "type": "error",
         "error": {"type": "overloaded_error", "message": "Overloaded"},
@@ -216,7 +208,7 @@ class _FaultedEvents:
                 if fault.name == "cut_after":
                     yield 0.0, self._lib.RemoteProtocolError(CUT_MESSAGE, request=request)
                 else:
-                    yield 0.0, error_event(injection.request_id, injection.provider)
+                    yield 0.0, injection.error_event(self.events, index)
                 return
             if fault.name == "delay" and index > 0:
                 injection.met()
@@ -392,9 +384,9 @@ class Injection:
     path: Path | None
     plan: FaultPlan
     request: httpx2.Request
-    _met: bool = field(default=False, repr=False)
-    #: Another provider's request (None: Anthropic's): its faults come in its shapes.
+    #: The provider the request goes to (None: Anthropic): the shape of its errors.
     provider: Provider | None = None
+    _met: bool = field(default=False, repr=False)
 
     def met(self) -> None:
         """The client met the fault: counted in its plan and noted in the ledger, once."""
@@ -403,6 +395,14 @@ class Injection:
         self._met = True
         self.plan.injected.append(Injected(self.fault.name, self.request_id, self.path))
         note(Event.FAULT, self.path, detail=f"{self.fault.name} ({self.request_id})")
+
+    def error_answer(self) -> tuple[int, list[tuple[str, str]], bytes]:
+        """The status, headers and body of this API error, in its provider's shape."""
+        return error_answer(self.fault, self.request_id, self.provider)
+
+    def error_event(self, events: list[bytes], sent: int) -> bytes:
+        """What breaks the stream of ``events`` after ``sent`` of them (``error_after``)."""
+        return error_event(self.request_id, self.provider, events, sent)
 
 
 def decide(
@@ -420,17 +420,12 @@ def decide(
         name, stored = name_and_stored(request)
     except Exception:  # a body not read yet, a request with no key: the recorder says why
         return None
-    provider = provider_named(stored.get("provider")) if isinstance(stored, dict) else None
-    facts = facts_of(name, body)
-    method = _PATH_METHOD.search(request.url.path) if provider is not None else None
-    if method is not None:  # Gemini: the model is in the path, a stream asks by its method
-        streams = method.group(2).startswith("stream") and b"alt=sse" in request.url.query
-        facts = replace(facts, model=facts.model or method.group(1), stream=streams)
-    fault = plan.schedule.next_fault(facts)
+    target = request.url.raw_path.decode("ascii", "replace")  # Gemini's model and stream
+    fault = plan.schedule.next_fault(facts_of(name, body, target))
     if fault is None:
         return None
-    injection = Injection(fault, new_request_id(), fixtures_dir / name, plan, request)
-    injection.provider = provider
+    provider = provider_named(stored.get("provider")) if isinstance(stored, dict) else None
+    injection = Injection(fault, new_request_id(), fixtures_dir / name, plan, request, provider)
     if fault.name not in MET_WHEN_READ:
         injection.met()
     return injection
@@ -441,7 +436,7 @@ def _before(injection: Injection, patience: Patience) -> tuple[Any, float]:
     or None; seconds to wait first). An exception after a wait is the client's timeout."""
     fault, request = injection.fault, injection.request
     if fault.kind.kind is Kind.API:
-        status, headers, body = error_answer(fault, injection.request_id, injection.provider)
+        status, headers, body = injection.error_answer()
         lib = library_of(request)
         return lib.Response(status, headers=headers, content=body, request=request), 0.0
     if fault.kind.kind is Kind.TRANSPORT:

@@ -30,8 +30,6 @@ from .._engine.faults import (
     MET_WHEN_READ,
     FaultPlan,
     Injection,
-    error_answer,
-    error_event,
     sse_events,
 )
 
@@ -112,7 +110,7 @@ def answer_before(handler: Any, injection: Injection) -> bool:
     fault = injection.fault
     kind = fault.kind.kind.value
     if kind == "api":
-        status, headers, body = error_answer(fault, injection.request_id)
+        status, headers, body = injection.error_answer()
         handler.send_whole(status, headers, body)
         return True
     if kind == "transport":
@@ -142,14 +140,15 @@ def send_stream(handler: Any, injection: Injection, answer: Any) -> None:
         if k.lower() not in ("content-length", "transfer-encoding", "content-encoding")
     ]
     handler.send_head(answer.status_code, headers, None)
-    for index, event in enumerate(sse_events(answer.content)):
+    events = sse_events(answer.content)
+    for index, event in enumerate(events):
         if fault.name in ("cut_after", "error_after") and index == int(arg):
             if not _client_gone(handler.connection):  # it read this far: it meets the fault
                 injection.met()
             if fault.name == "cut_after":  # no last chunk: the client sees the body broken off
                 handler.close_connection = True
                 return
-            handler.send_chunk(error_event(injection.request_id))
+            handler.send_chunk(injection.error_event(events, index))
             break
         if fault.name == "delay" and index:
             if not _client_gone(handler.connection):

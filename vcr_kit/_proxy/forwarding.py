@@ -16,6 +16,7 @@ import struct
 from typing import Final
 
 from .._core.aws_eventstream import decode_frames, encode_frame
+from .._core.id_vocabulary import IdVocabulary
 from .._core.ids import replace_tool_ids, stable_tool_ids
 from .._engine.http_codec import parse_sse, render_sse
 
@@ -25,12 +26,26 @@ _EVENT_END: Final = re.compile(rb"\r?\n\r?\n")
 _TOOL_ID_MARK: Final = b"toolu_"  # toolu_, srvtoolu_ and mcptoolu_ all contain it
 
 
+def _marks(vocabulary: IdVocabulary | None) -> tuple[bytes, ...]:
+    """What a piece of an answer holds if it may hold a tool id: looked for before
+    parsing it (most pieces hold none)."""
+    if vocabulary is None:
+        return (_TOOL_ID_MARK,)
+    return tuple(prefix.encode("ascii") for prefix in vocabulary.tool_prefixes)
+
+
+def _may_hold(piece: bytes, marks: tuple[bytes, ...]) -> bool:
+    return any(mark in piece for mark in marks)
+
+
 class SseForwarder:
     """Whole SSE events out as they complete, tool ids already the fixture's ones."""
 
-    def __init__(self, seed: str) -> None:
+    def __init__(self, seed: str, vocabulary: IdVocabulary | None = None) -> None:
         self.pending = b""
         self.tool_id = stable_tool_ids(seed) if seed else None
+        self.vocabulary = vocabulary
+        self.marks = _marks(vocabulary)
 
     def feed(self, chunk: bytes) -> bytes:
         self.pending += chunk
@@ -47,21 +62,22 @@ class SseForwarder:
         return block
 
     def _rewrite(self, block: bytes) -> bytes:
-        if self.tool_id is None or _TOOL_ID_MARK not in block:
+        if self.tool_id is None or not _may_hold(block, self.marks):
             return block
         events = parse_sse(block.decode("utf-8"))
         for event in events:
             if "data" in event:
-                event["data"] = replace_tool_ids(event["data"], self.tool_id)
+                event["data"] = replace_tool_ids(event["data"], self.tool_id, self.vocabulary)
         return render_sse(events).encode("utf-8")
 
 
 class BodyForwarder:
     """A JSON body out when complete (it is one value), tool ids rewritten."""
 
-    def __init__(self, seed: str) -> None:
+    def __init__(self, seed: str, vocabulary: IdVocabulary | None = None) -> None:
         self.parts: list[bytes] = []
         self.seed = seed
+        self.vocabulary = vocabulary
 
     def feed(self, chunk: bytes) -> bytes:
         self.parts.append(chunk)
@@ -69,13 +85,13 @@ class BodyForwarder:
 
     def flush(self) -> bytes:
         body = b"".join(self.parts)
-        if not self.seed or _TOOL_ID_MARK not in body:
+        if not self.seed or not _may_hold(body, _marks(self.vocabulary)):
             return body
         try:
             value = json.loads(body)
         except ValueError:
             return body
-        value = replace_tool_ids(value, stable_tool_ids(self.seed))
+        value = replace_tool_ids(value, stable_tool_ids(self.seed), self.vocabulary)
         return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 

@@ -15,6 +15,12 @@ While recording, the upstream answer is forwarded to the client as it arrives
 (one SSE event at a time) and buffered; when it ends, the buffer becomes the
 fixture. Tool ids in what the client sees are already the fixture's stable ids,
 so the client's next request (which quotes them) has the same key on replay.
+
+OpenAI and Gemini answer under their own path prefixes (``provider_routes``): keyed
+as their SDKs send them to the provider's default host, recorded from the base URL
+the user had set (else the provider's own) with the client's own key, and refused
+in the provider's error shape, so that its SDK raises its own error with vcr_kit's
+message.
 """
 
 from __future__ import annotations
@@ -30,8 +36,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
-from .._core.config import Mode, base_url, base_url_set_to
-from .._core.credentials import has_child_credentials, has_real_key, stand_in_key_while
+from .._core.config import Mode, base_url, base_url_set_to, variables_set_to
+from .._core.credentials import (
+    has_child_credentials,
+    has_real_key,
+    query_credentials,
+    stand_in_key_while,
+)
 from .._core.http_request import name_and_stored
 from .._core.httplib import sdk_library
 from .._engine.faults import decide
@@ -44,6 +55,7 @@ from ..errors import VCRError
 from .cloud_upstream import CloudUpstreams, without_client_credentials
 from .faults import STREAM_FAULTS, answer_before, plan_for, send_stream, whole_answer
 from .forwarding import BodyForwarder, EventStreamForwarder, SseForwarder
+from .provider_routes import ProviderRoutes, Route, prefixed_provider
 
 __all__ = ["DEFAULT_UPSTREAM", "Proxy", "ProxyError", "proxy", "proxy_for_test"]
 
@@ -91,6 +103,16 @@ def error_body(error_type: str, message: str) -> bytes:
     return json.dumps(body, ensure_ascii=False).encode("utf-8")
 
 
+def error_for(path: str, status: int, error_type: str, message: str) -> bytes:
+    """The proxy's own error for a request for ``path``: in the shape of the provider
+    whose prefix it is under (its SDK raises its own error with ``message``), else
+    Anthropic's (``error_type``)."""
+    provider = prefixed_provider(path)
+    if provider is None:
+        return error_body(error_type, message)
+    return json.dumps(provider.error_body(status, message), ensure_ascii=False).encode("utf-8")
+
+
 class _ClientGone(Exception):
     """The client hung up mid-answer: nothing may be recorded."""
 
@@ -108,10 +130,18 @@ class Proxy:
         log: Callable[[str], None] = _default_log,
         body_timeout: float = BODY_TIMEOUT,
         faults: str | None = None,
+        provider_upstreams: Mapping[str, str] | None = None,
     ) -> None:
         # Resolved now, before a caller points ANTHROPIC_BASE_URL at this proxy.
         self.upstream = upstream or base_url() or DEFAULT_UPSTREAM
         self.upstream = self.upstream.rstrip("/")
+        #: The other providers' prefixes, and where each records from (by provider name;
+        #: default: OPENAI_BASE_URL, GOOGLE_GEMINI_BASE_URL as set now, else their own).
+        self.routes = ProviderRoutes(
+            ProviderRoutes.environment_upstreams()
+            if provider_upstreams is None
+            else provider_upstreams
+        )
         #: Where Claude Code's Bedrock, Vertex and Foundry requests go, authenticated.
         self.clouds = CloudUpstreams()
         self.log = log
@@ -131,6 +161,8 @@ class Proxy:
             ) from None
         self.port: int = self._httpd.server_address[1]
         self.url = f"http://{HOST}:{self.port}"
+        #: Each provider's base-URL variable for a client of this proxy.
+        self.provider_base_urls = ProviderRoutes.child_base_urls(self.url)
         self.client: Any = None
         self._thread: threading.Thread | None = None
 
@@ -276,7 +308,7 @@ class _Handler(StrictRequestHandler):
         message = f"vcr_kit proxy cannot read the request: {text}. Nothing was sent upstream."
         self.server.owner.log(message)
         with contextlib.suppress(_ClientGone):
-            body = error_body("invalid_request_error", message)
+            body = error_for(getattr(self, "path", ""), code, "invalid_request_error", message)
             self.send_whole(code, [("content-type", "application/json")], body)
 
     def _dispatch(self) -> None:
@@ -288,7 +320,7 @@ class _Handler(StrictRequestHandler):
             except BadRequest as bad:
                 self.close_connection = True  # where the next request starts is unknown
                 self.server.owner.log(f"vcr_kit proxy: {bad.message}")
-                body_bytes = error_body(bad.error_type, bad.message)
+                body_bytes = error_for(self.path, bad.status, bad.error_type, bad.message)
                 self.send_whole(bad.status, [("content-type", "application/json")], body_bytes)
                 return
             _Exchange(self, self.server.owner, body).run()
@@ -391,23 +423,35 @@ class _Exchange:
         self.recorder: HttpRecorder | None = None
         #: Whether a live answer goes to the client as it comes (not when a fault reshapes it).
         self.forward_live = True
+        #: The provider prefix the request came under (None: Anthropic's API, a cloud's).
+        self.route: Route | None = proxy.routes.route(handler.path)
 
     def run(self) -> None:
         lib = self.proxy.lib
+        route = self.route
         # A cloud request carries no key (CLAUDE_CODE_SKIP_*_AUTH), or a stand-in: the proxy
         # authenticates it with this machine's credentials when it records.
-        cloud = self.proxy.clouds.serves(self.handler.path)
+        cloud = route is None and self.proxy.clouds.serves(self.handler.path)
         if cloud:
             self.headers = without_client_credentials(self.headers)
         # Keyed on the path the client asked for, so names match the in-process client's;
-        # not on this proxy's own address, which the recorder would leave to the proxy.
+        # not on this proxy's own address, which the recorder would leave to the proxy. A
+        # provider's request on its default host, as its SDK sends it by default: the
+        # provider is known by the host (GET /v1/models is several providers' path).
         request = lib.Request(
             self.handler.command,
-            _KEY_ORIGIN + self.handler.path,
+            route.key_url if route is not None else _KEY_ORIGIN + self.handler.path,
             headers=self.headers,
             content=self.body,
         )
-        real_key = cloud or has_real_key(request.headers)
+        # Gemini's key may come as ?key= (never keyed nor stored): a key all the same.
+        in_query = (
+            query_credentials(request.url.query.decode("ascii", "replace"),
+                              route.provider.credential_query)
+            if route is not None
+            else []
+        )  # fmt: skip
+        real_key = cloud or has_real_key(request.headers, in_query)
         recorder = self.proxy.recorder if real_key else self.proxy.keyless_recorder
         self.request, self.recorder = request, recorder
         injection = decide(request, recorder.settings.fixtures_dir, self.proxy.fault_plan)
@@ -431,10 +475,11 @@ class _Exchange:
                 )
                 self.handler.close_connection = True
                 return
+            upstream = self.proxy.upstream if route is None else route.upstream_base
             self.fail(
                 502,
                 "api_error",
-                f"vcr_kit proxy cannot reach the upstream {self.proxy.upstream}: "
+                f"vcr_kit proxy cannot reach the upstream {upstream}: "
                 f"{type(exc).__name__}: {exc}",
             )
             return
@@ -455,7 +500,7 @@ class _Exchange:
 
     def fail(self, status: int, error_type: str, message: str) -> None:
         self.proxy.log(f"vcr_kit proxy: {message}")
-        body = error_body(error_type, message)
+        body = error_for(self.handler.path, status, error_type, message)
         self.handler.send_whole(status, [("content-type", "application/json")], body)
 
     def fixture_name(self) -> str:
@@ -477,7 +522,9 @@ class _Exchange:
         path = request.url.raw_path.decode("ascii")
         headers = [(k, v) for k, v in headers if k.lower() != "content-length"]
         url = self.proxy.upstream + path
-        if self.proxy.clouds.serves(path):
+        if self.route is not None:
+            url = self.route.upstream_url(path)
+        elif self.proxy.clouds.serves(path):
             url, headers = self.proxy.clouds.upstream(
                 request.method, path, headers, request.content
             )
@@ -493,9 +540,12 @@ class _Exchange:
             self.handler.send_head(response.status_code, kept, None)
             content_type = response.headers.get("content-type", "")
             seed = self.fixture_name()
-            transform: SseForwarder | EventStreamForwarder | BodyForwarder = BodyForwarder(seed)
+            ids = None if self.route is None else self.route.provider.ids
+            transform: SseForwarder | EventStreamForwarder | BodyForwarder = BodyForwarder(
+                seed, ids
+            )
             if content_type.startswith("text/event-stream"):
-                transform = SseForwarder(seed)
+                transform = SseForwarder(seed, ids)
             elif content_type.startswith("application/vnd.amazon.eventstream"):
                 transform = EventStreamForwarder(seed)  # Bedrock: frames, not SSE events
             buffered: list[bytes] = []
@@ -538,6 +588,11 @@ def proxy(
 def proxy_for_test() -> Iterator[str]:
     """One proxy for one test, with the test's mode and fixtures folder, and
     ``ANTHROPIC_BASE_URL`` pointing at it while the test runs (child processes
-    inherit it); the old value is back afterwards."""
-    with Proxy() as running, base_url_set_to(running.url):
+    inherit it), ``OPENAI_BASE_URL`` and ``GOOGLE_GEMINI_BASE_URL`` at its prefixes;
+    the old values are back afterwards (read first: where the proxy records from)."""
+    with (
+        Proxy() as running,
+        base_url_set_to(running.url),
+        variables_set_to(running.provider_base_urls),
+    ):
         yield running.url

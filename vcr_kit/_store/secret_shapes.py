@@ -26,7 +26,7 @@ import binascii
 import functools
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
 from urllib.parse import unquote_to_bytes
@@ -237,7 +237,9 @@ def _live_hit(data: bytes, live: list[_Live], depth: int = 0) -> Hit | None:
     return None
 
 
-def _encoded_live_hit(runs: Iterable[tuple[int, bytes]], live: list[_Live]) -> Hit | None:
+def _encoded_live_hit(
+    runs: Iterable[tuple[int, bytes]], live: list[_Live]
+) -> Hit | None:
     """A live value's base64 form in one of ``runs`` (its letters at any alignment, in
     either alphabet), found without decoding."""
     for start, run in runs:
@@ -287,7 +289,9 @@ def _scan(data: bytes, live: list[_Live], allowed: AllowedSecrets, depth: int) -
     return None
 
 
-def _scan_base64(data: bytes, live: list[_Live], allowed: AllowedSecrets, depth: int) -> Hit | None:
+def _scan_base64(
+    data: bytes, live: list[_Live], allowed: AllowedSecrets, depth: int
+) -> Hit | None:
     """A secret inside what a base64-looking run decodes to. All runs are decoded and
     scanned as one text; only a hit goes back to find its run. A run the allowlist
     admits is still looked into for live values (an entry admits shapes, never a
@@ -299,7 +303,9 @@ def _scan_base64(data: bytes, live: list[_Live], allowed: AllowedSecrets, depth:
         if hit is not None:
             return hit
     decoded = [
-        (start, text, allowed.allows(run)) for start, run in runs for text in _decodings(run)
+        (start, text, allowed.allows(run))
+        for start, run in runs
+        for text in _decodings(run)
     ]
     if not decoded:
         return None
@@ -447,30 +453,50 @@ def _decodings(run: bytes) -> Iterator[bytes]:
 
 #: Delta fields whose pieces make up one streamed block's text.
 _DELTA_FIELDS: Final = ("text", "partial_json", "thinking")
+#: The fields of a Chat Completions chunk's ``delta`` that stream text in pieces (its
+#: tool calls' ``function.arguments`` too).
+_CHAT_DELTA_FIELDS: Final = ("content", "refusal", "reasoning_content", "reasoning")
+
+
+def _block_key(value: Any) -> int | str:
+    # Any JSON in a hand-edited file: a key as text.
+    return value if type(value) is int else json.dumps(value, sort_keys=True)
 
 
 def streamed_texts(value: Any) -> list[str]:
     """The text of every streamed content block, joined from its deltas.
 
     A stream sends a block in small pieces ("key sk-a", "nt-api03...") and no piece
-    holds a whole key, so the byte scan alone would let a streamed key through.
+    holds a whole key, so the byte scan alone would let a streamed key through. Every
+    provider's stream is joined by its wire shape: Anthropic's ``content_block_delta``
+    events, OpenAI's chat chunks (each choice's ``delta``) and Responses' typed
+    ``*.delta`` events, Gemini's chunks (each candidate's parts continue the last's).
     """
-    blocks: dict[tuple[int, int | str], list[str]] = {}
+    blocks: dict[tuple[Any, ...], list[str]] = {}
     stream = [0]
+
+    def add(key: tuple[Any, ...], piece: Any) -> None:
+        if isinstance(piece, str):
+            blocks.setdefault((stream[0], *key), []).append(piece)
 
     def walk(node: Any) -> None:
         if isinstance(node, dict):
             kind = node.get("type")
-            if kind == "message_start":
+            if kind in ("message_start", "response.created"):
                 stream[0] += 1
             delta = node.get("delta")
             if kind == "content_block_delta" and isinstance(delta, dict):
-                index = node.get("index")  # any JSON in a hand-edited file: a key as text
-                key = index if type(index) is int else json.dumps(index, sort_keys=True)
+                key = _block_key(node.get("index"))
                 pieces = blocks.setdefault((stream[0], key), [])
                 pieces.extend(delta[f] for f in _DELTA_FIELDS if isinstance(delta.get(f), str))
-            for block, piece in _openai_pieces(node):
-                blocks.setdefault(block, []).append(piece)
+            elif isinstance(kind, str) and kind.endswith(".delta"):  # a Responses event
+                parts = ("item_id", "output_index", "content_index", "summary_index")
+                add((kind, *(_block_key(node.get(part)) for part in parts)), delta)
+            if node.get("object") == "chat.completion.chunk":
+                _chat_pieces(node, add)
+            candidates = node.get("candidates")
+            if isinstance(candidates, list):  # Gemini: a candidate's parts, chunk after chunk
+                _gemini_pieces(candidates, add)
             for child in node.values():
                 walk(child)
         elif isinstance(node, list):
@@ -481,42 +507,31 @@ def streamed_texts(value: Any) -> list[str]:
     return ["".join(pieces) for pieces in blocks.values() if pieces]
 
 
-#: OpenAI Responses stream events whose ``delta`` is a piece of one part's text.
-_OPENAI_TEXT_EVENTS: Final = frozenset(
-    {
-        "response.output_text.delta",
-        "response.refusal.delta",
-        "response.function_call_arguments.delta",
-        "response.reasoning_text.delta",
-        "response.reasoning_summary_text.delta",
-    }
-)
-
-
-def _openai_pieces(node: dict[Any, Any]) -> Iterator[tuple[tuple[int, int | str], str]]:
-    """(block, piece) of an OpenAI stream's event: a Chat Completions chunk's content,
-    refusal and tool arguments by choice and call, a Responses delta by item and part.
-    The block keys are strings, never the ints Anthropic's blocks are keyed by."""
-    kind = node.get("type")
-    if kind in _OPENAI_TEXT_EVENTS and isinstance(node.get("delta"), str):
-        part = json.dumps(
-            [node.get("item_id"), node.get("content_index"), node.get("summary_index")]
-        )
-        yield (0, f"{kind}:{part}"), node["delta"]
-    if node.get("object") != "chat.completion.chunk" or not isinstance(node.get("choices"), list):
-        return
-    for choice in node["choices"]:
+def _chat_pieces(chunk: dict[str, Any], add: Callable[[tuple[Any, ...], Any], None]) -> None:
+    """A Chat Completions chunk's pieces: each choice's text fields, each tool call's
+    arguments (a call is told by its ``index``; the chunk's ``id`` tells streams apart)."""
+    choices = chunk.get("choices")
+    for choice in choices if isinstance(choices, list) else ():
         delta = choice.get("delta") if isinstance(choice, dict) else None
         if not isinstance(delta, dict):
             continue
-        where = json.dumps([node.get("id"), choice.get("index")])
-        for field in ("content", "refusal"):
-            if isinstance(delta.get(field), str):
-                yield (0, f"chat {field}:{where}"), delta[field]
-        for call in delta.get("tool_calls") or []:
+        at = ("chat", _block_key(chunk.get("id")), _block_key(choice.get("index")))
+        for field in _CHAT_DELTA_FIELDS:
+            add((*at, field), delta.get(field))
+        calls = delta.get("tool_calls")
+        for call in calls if isinstance(calls, list) else ():
             function = call.get("function") if isinstance(call, dict) else None
-            if isinstance(function, dict) and isinstance(function.get("arguments"), str):
-                yield (0, f"chat tool:{where}:{call.get('index')}"), function["arguments"]
+            if isinstance(function, dict):
+                add((*at, "tool", _block_key(call.get("index"))), function.get("arguments"))
+
+
+def _gemini_pieces(candidates: list[Any], add: Callable[[tuple[Any, ...], Any], None]) -> None:
+    for candidate in candidates:
+        content = candidate.get("content") if isinstance(candidate, dict) else None
+        parts = content.get("parts") if isinstance(content, dict) else None
+        for part in parts if isinstance(parts, list) else ():
+            if isinstance(part, dict):
+                add(("candidate", _block_key(candidate.get("index", 0))), part.get("text"))
 
 
 _PLAIN_KEY: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
