@@ -25,7 +25,6 @@ import vcr_kit
 from tests.cli.provider_loopback import ProviderServer
 from tests.support.helpers.cli_support import KEY, cli, record
 from tests.support.helpers.env import patch_env, start_server, temp_dir, working_dir
-from tests.support.helpers.openai_releases import stream_chat
 from vcr_kit._ledger import journal
 from vcr_kit._ledger.cost import COST, price_for
 from vcr_kit._ledger.prices import Price
@@ -64,8 +63,8 @@ def calls() -> None:
     chat.create(model=GPT, messages=[{"role": "user", "content": "Say hi. [[drift:reword]]"}])
     chat.create(model=GPT, tools=[WEATHER],  # type: ignore[list-item]
                 messages=[{"role": "user", "content": "Weather in Paris? [[drift:tool]]"}])
-    with stream_chat(client)(model=GPT, stream_options={"include_usage": True},
-                             messages=[{"role": "user", "content": "Count to three."}]) as stream:
+    with chat.stream(model=GPT, messages=[{"role": "user", "content": "Count to three."}],
+                     stream_options={"include_usage": True}) as stream:
         stream.get_final_completion()
     first = client.responses.create(model=GPT, input="Tell a story. [[drift:truncate]]")
     client.responses.create(model=GPT, input="And then?", previous_response_id=first.id)

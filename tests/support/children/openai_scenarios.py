@@ -23,8 +23,6 @@ import openai
 from openai.types.chat import ChatCompletionMessageParam, ChatCompletionToolParam
 from openai.types.responses import FunctionToolParam
 
-from tests.support.helpers.openai_releases import stream_chat
-
 __all__ = ["CASES", "MODEL", "run_async", "run_sync"]
 
 MODEL = "gpt-5-mini"
@@ -106,7 +104,7 @@ def run_sync(client: openai.OpenAI, tag: str) -> dict[str, Any]:
         "".join(chunk.choices[0].delta.content or "" for chunk in chunks if chunk.choices),
         _usage(chunks[-1].usage),
     ]
-    with stream_chat(client)(model=MODEL, messages=_user(f"{tag}: helper")) as stream:
+    with client.chat.completions.stream(model=MODEL, messages=_user(f"{tag}: helper")) as stream:
         deltas = [event.delta for event in stream if event.type == "content.delta"]
         final = stream.get_final_completion()
     seen["chat_stream_helper"] = [deltas, final.choices[0].message.content]
@@ -181,7 +179,7 @@ async def run_async(client: openai.AsyncOpenAI, tag: str) -> dict[str, Any]:
         "".join(chunk.choices[0].delta.content or "" for chunk in chunks if chunk.choices),
         _usage(chunks[-1].usage),
     ]
-    async with stream_chat(client)(
+    async with client.chat.completions.stream(
         model=MODEL, messages=_user(f"{tag}: helper")
     ) as stream:
         deltas = [event.delta async for event in stream if event.type == "content.delta"]
