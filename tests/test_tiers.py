@@ -6,13 +6,13 @@ case is a real pytest run with this suite's own hooks, in a temporary project.""
 from __future__ import annotations
 
 import os
-import sys
 import textwrap
 import unittest
 
 import pytest
 
-from tests.support.helpers.env import environ_without_vcr, run_captured, temp_dir
+from tests.support.helpers.env import environ_without_vcr, temp_dir
+from tests.support.helpers.forked_runs import driver
 from tests.support.helpers.paths import ROOT
 
 pytestmark = pytest.mark.child
@@ -28,10 +28,8 @@ class TiersTest(unittest.TestCase):
         (project / "test_sample.py").write_text(textwrap.dedent(source))
         (project / "pytest.ini").write_text("[pytest]\naddopts = --strict-markers\n")
         env = {**environ_without_vcr(), "PYTHONPATH": str(ROOT), "PYTHONWARNINGS": "error"}
-        done = run_captured(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:vcr_kit", "-p", "no:cacheprovider"],
-            cwd=project, env=env, timeout=120,
-        )  # fmt: skip
+        done = driver().run("pytest", ["-q", "-p", "no:vcr_kit", "-p", "no:cacheprovider"],
+                            cwd=project, env=env, timeout=120)  # fmt: skip
         return done.returncode, done.stdout + done.stderr
 
     def test_a_test_with_no_tier_or_two_stops_the_collection(self) -> None:

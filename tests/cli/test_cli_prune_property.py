@@ -2,16 +2,17 @@
 failures, under pytest or unittest), ``vcr_kit prune --yes`` never removes a fixture
 used by a test that exists in the project.
 
-Each distinct run is real, once: a child of ``tests/support/children/run_driver.py`` (forked, so
-the SDK is imported once) runs ``pytest.main`` or ``python -m unittest`` with the
-generated command line in a fresh copy of a small recorded project, and writes its run
-record at exit as any test run does. A run's record does not depend on the runs made
-before it (``test_a_generated_state_is_the_state_real_runs_leave`` shows it, by real
-runs one after another in one copy), so an example's state is built from those
-records: the template copied, the records of its runs placed one after another, as
-consecutive runs would leave them. Then ``prune`` runs on the copy. And so that the
-property is not bought by never pruning: when one of the runs narrowed nothing, the
-one fixture no test uses is gone.
+Each distinct run is real, once: a child of ``tests/support/children/run_driver.py``
+(forked, so the SDK is imported once: ``tests/support/helpers/forked_runs.py``) runs
+``pytest.main`` or ``python -m unittest`` with the generated command line in a fresh
+copy of a small recorded project, and writes its run record at exit as any test run
+does. A run's record does not depend on the runs made before it
+(``test_a_generated_state_is_the_state_real_runs_leave`` shows it, by real runs one
+after another in one copy), so an example's state is built from those records: the
+template copied, the records of its runs placed one after another, as consecutive runs
+would leave them. Then ``prune`` runs on the copy. And so that the property is not
+bought by never pruning: when one of the runs narrowed nothing, the one fixture no test
+uses is gone.
 
 And a run vouches for the fixtures whose known users lie inside what it covered: two
 stale fixtures, each known (from an earlier run's record) as used by one test that
@@ -26,8 +27,6 @@ from __future__ import annotations
 import itertools
 import json
 import shutil
-import subprocess
-import sys
 import time
 import unittest
 from collections.abc import Iterator
@@ -48,7 +47,7 @@ from tests.support.helpers.cli_support import (
     run_pytest,
 )
 from tests.support.helpers.env import environ_without_vcr, start_server, temp_dir, working_dir
-from tests.support.helpers.paths import ROOT
+from tests.support.helpers.forked_runs import driver
 
 pytestmark = pytest.mark.child
 
@@ -60,7 +59,6 @@ STALE = {
     "stale-00000000000a.json": ("tests/test_a.py::Suite::test_a1", "a"),
     "stale-00000000000b.json": ("tests/test_b.py::Suite::test_b1", "b"),
 }
-DRIVER = ROOT / "tests" / "support" / "children" / "run_driver.py"
 
 #: Arguments that narrow the run one way or another, per runner.
 PYTEST_NARROWING = [
@@ -189,7 +187,6 @@ def judgement(record: dict[str, Any]) -> dict[str, Any]:
 class PruneAfterGeneratedRunsTest(unittest.TestCase):
     server: ClassVar[Any]
     template: ClassVar[Path]
-    driver: ClassVar[subprocess.Popen[str]]
     folder: ClassVar[Path]
     copies: ClassVar[Iterator[int]]
     outcomes: ClassVar[dict[tuple[Any, ...], Outcome]]
@@ -212,15 +209,6 @@ class PruneAfterGeneratedRunsTest(unittest.TestCase):
             text = asked.replace('"Ask for a1"', f'"Ask for {stale}"')
             (fixtures / stale).write_text(text, encoding="utf-8")
         backdate(fixtures)  # recorded before every run of the examples
-        cls.driver = subprocess.Popen(
-            [sys.executable, str(DRIVER)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            env=environ_without_vcr(),
-        )
-        cls.addClassCleanup(cls.driver.wait, 60)
-        cls.addClassCleanup(cls.driver.stdin.close)  # type: ignore[union-attr]
         cls.copies = itertools.count(1)
         cls.outcomes = {}
 
@@ -245,17 +233,7 @@ class PruneAfterGeneratedRunsTest(unittest.TestCase):
             SKIP_TESTS=",".join(run.skip),
             FAIL_TESTS=",".join(run.fail),
         )
-        log = root / f"run-{len(list(root.glob('run-*.log')))}.log"
-        request = {"cwd": str(root), "env": env, "runner": run.runner, "args": run.args,
-                   "log": str(log)}  # fmt: skip
-        assert self.driver.stdin is not None
-        assert self.driver.stdout is not None
-        self.driver.stdin.write(json.dumps(request) + "\n")
-        self.driver.stdin.flush()
-        answer = self.driver.stdout.readline()
-        self.assertTrue(answer, "the run driver died")
-        status: int = json.loads(answer)["status"]
-        return status
+        return driver().run(run.runner, run.args, cwd=root, env=env).returncode
 
     @staticmethod
     def records(root: Path) -> list[dict[str, Any]]:
@@ -350,7 +328,7 @@ class PruneAfterGeneratedRunsTest(unittest.TestCase):
         self.assertNotIn(ORPHAN, left, out)
 
     @settings(
-        max_examples=8,
+        max_examples=5,  # each checked in up to four orders (``orders``): 20 states
         deadline=None,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
     )
@@ -377,6 +355,10 @@ class PruneAfterGeneratedRunsTest(unittest.TestCase):
         self, drawn: list[Run], reuse: list[int]
     ) -> None:
         made = self.at_most_one_new(drawn, reuse)
+        for runs_made in orders(made):
+            self.check_prune_after(runs_made)
+
+    def check_prune_after(self, made: list[Run]) -> None:
         root, statuses = self.generated(made)
         fixtures = root / "fixtures"
         used = {name: fixture_asking(fixtures, name).name for name in ALL}
@@ -397,6 +379,15 @@ class PruneAfterGeneratedRunsTest(unittest.TestCase):
                 self.assertEqual(name not in left, stem in stems, f"{name}\n{story}")
         shutil.rmtree(root)
 
+
+def orders(made: list[Run]) -> list[list[Run]]:
+    """``made`` and the other sequences its runs make (reversed, its later runs alone):
+    each a state real runs could leave, checked at the cost of a prune, not of a run."""
+    found: list[list[Run]] = []
+    for runs_made in (made, made[::-1], made[1:], made[-1:]):
+        if runs_made and runs_made not in found:
+            found.append(runs_made)
+    return found
 
 if __name__ == "__main__":
     unittest.main()

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 import unittest
 from pathlib import Path
 from typing import ClassVar
@@ -22,13 +21,8 @@ from tests.support.helpers.cli_support import (
     run_pytest,
     run_unittest,
 )
-from tests.support.helpers.env import (
-    environ_without_vcr,
-    run_captured,
-    start_server,
-    temp_dir,
-    working_dir,
-)
+from tests.support.helpers.env import environ_without_vcr, start_server, temp_dir, working_dir
+from tests.support.helpers.forked_runs import driver
 from tests.support.helpers.paths import ROOT
 
 pytestmark = pytest.mark.child
@@ -52,10 +46,8 @@ class ReadmeCommandTest(unittest.TestCase):
             shutil.copyfile(fixture, root / "fixtures" / fixture.name)
         env = {**environ_without_vcr(), "CI": "true", "VCR_REPORT": "0"}
         env.pop("ANTHROPIC_API_KEY", None)
-        done = run_captured(
-            [sys.executable, "-m", "unittest", "discover", "-s", "examples", "-t", ".", "-v"],
-            cwd=root, env=env, timeout=300,
-        )  # fmt: skip
+        done = driver().run("unittest", ["discover", "-s", "examples", "-t", ".", "-v"],
+                            cwd=root, env=env)  # fmt: skip
         self.assertEqual(done.returncode, 0, done.stderr)
         with working_dir(root):
             status, out, err = cli("unused")

@@ -19,7 +19,6 @@ import hashlib
 import importlib.util
 import json
 import os
-import sys
 import unittest
 from pathlib import Path
 from typing import Any
@@ -29,10 +28,10 @@ import pytest
 from tests.support.helpers.env import (
     environ_without_vcr,
     offline_prefix,
-    run_captured,
     start_server,
     temp_dir,
 )
+from tests.support.helpers.forked_runs import driver
 from tests.support.helpers.paths import ROOT
 
 pytestmark = pytest.mark.child
@@ -62,18 +61,11 @@ class RecordThenReplayOffline(unittest.TestCase):
 
     def run_scenario(self, name: str, *, offline: bool, **env: str) -> dict[str, Any]:
         environ = environ_without_vcr() | {"VCR_REPORT": "1", **env}
-        command = [
-            sys.executable,
-            "-W",
-            "error",
-            str(SCRIPT),
-            name,
-            "--fixtures",
-            str(self.fixtures),
-        ]
-        if offline:
-            command = [*offline_prefix(), *command]
-        done = run_captured(command, cwd=ROOT, env=environ, timeout=180)
+        # Forked from a driver (under ``unshare -n`` when offline): a python start less the
+        # SDK's import (tests/support/helpers/forked_runs.py).
+        runs = driver(offline_prefix() if offline else ())
+        done = runs.run("script", [str(SCRIPT), name, "--fixtures", str(self.fixtures)],
+                        flags=["-W", "error"], cwd=ROOT, env=environ, timeout=180)  # fmt: skip
         self.assertEqual(done.returncode, 0, done.stderr[-4000:])
         outcome: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
         outcome["stderr"] = done.stderr

@@ -32,6 +32,7 @@ from tests.support.helpers.env import (
     run_captured,
     temp_dir,
 )
+from tests.support.helpers.forked_runs import driver
 from tests.support.helpers.paths import ROOT as REPO
 from tests.support.servers.loopback_server import LoopbackServer
 from vcr_kit._core.httplib import sdk_library
@@ -57,19 +58,13 @@ FAULT_MARKS = (
 def _run(
     env: dict[str, str], fixtures: Path, out: Path, base_url: str | None, prefix: list[str]
 ) -> dict[str, Any]:
-    command = [
-        sys.executable,
-        "-W",
-        "error",
-        str(SCRIPT),
-        "--fixtures",
-        str(fixtures),
-        "--out",
-        str(out),
-    ]
+    command = [str(SCRIPT), "--fixtures", str(fixtures), "--out", str(out)]
     if base_url:
         command += ["--base-url", base_url]
-    done = run_captured([*prefix, *command], cwd=REPO, env=env, timeout=180)
+    # ``python -W error SCRIPT ...``, forked from a driver (under the prefix, ``unshare
+    # -n``, if any): a python start less the SDK's import (forked_runs).
+    done = driver(prefix).run("script", command, flags=["-W", "error"], cwd=REPO, env=env,
+                              timeout=180)  # fmt: skip
     if done.returncode != 0 or done.stderr:
         raise AssertionError(
             f"{' '.join(done.args)}: {done.returncode}\n{done.stderr}{done.stdout}"

@@ -4,7 +4,6 @@ the situation (CI, local without a key, record mode, ``VCR_MODE=replay``) (issue
 from __future__ import annotations
 
 import os
-import sys
 import textwrap
 import unittest
 
@@ -13,7 +12,8 @@ import pytest
 
 import vcr_kit
 from tests.support.children.sdk_scenarios import MODEL
-from tests.support.helpers.env import environ_without_vcr, run_captured, temp_dir
+from tests.support.helpers.env import environ_without_vcr, temp_dir
+from tests.support.helpers.forked_runs import driver
 from tests.support.helpers.loopback_case import LoopbackTestCase, create
 from tests.support.helpers.paths import ROOT
 
@@ -120,12 +120,8 @@ class UnderPytestTest(unittest.TestCase):
             encoding="utf-8",
         )
         env = {**environ_without_vcr(), "PYTHONPATH": str(ROOT), "VCR_REPORT": "0"}
-        done = run_captured(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_huge.py"],
-            cwd=folder,
-            env=env,
-            timeout=120,
-        )
+        done = driver().run("pytest", ["-q", "-p", "no:cacheprovider", "test_huge.py"],
+                            cwd=folder, env=env, timeout=120)  # fmt: skip
         self.assertEqual(done.returncode, 1, done.stdout[-2000:] + done.stderr[-2000:])
         self.assertIn("FixtureMissingError", done.stdout)
         self.assertLess(len(done.stdout) + len(done.stderr), 60_000)

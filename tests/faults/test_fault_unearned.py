@@ -19,7 +19,6 @@ import asyncio
 import io
 import json
 import re
-import sys
 import unittest
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, redirect_stderr
@@ -32,7 +31,8 @@ import pytest
 import vcr_kit
 from tests.support.children.sdk_scenarios import MODEL, recording_key
 from tests.support.helpers.cli_support import cli
-from tests.support.helpers.env import environ_without_vcr, patch_env, run_captured
+from tests.support.helpers.env import environ_without_vcr, patch_env
+from tests.support.helpers.forked_runs import driver
 from tests.support.helpers.loopback_case import LoopbackTestCase, create
 from tests.support.helpers.paths import ROOT
 from vcr_kit._core.httplib import sdk_library
@@ -771,12 +771,8 @@ class SummaryTest(UnearnedTestCase):
         bad = recording_key()
         self.server.refused_keys.add(bad)
         env = {**environ_without_vcr(), "VCR_REPORT": "1", "PYTHONPATH": str(ROOT)}
-        done = run_captured(
-            [sys.executable, "-c", SUMMARY_SCRIPT, str(self.fixtures), self.server.url, bad],
-            cwd=ROOT,
-            env=env,
-            timeout=120,
-        )
+        done = driver().run("code", [SUMMARY_SCRIPT, str(self.fixtures), self.server.url, bad],
+                            cwd=ROOT, env=env, timeout=120)  # fmt: skip
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertEqual(
             done.stderr.strip().splitlines()[-1],

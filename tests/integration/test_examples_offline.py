@@ -1,6 +1,6 @@
 """The README's main job: the example suite replays its committed fixtures offline.
 
-Runs ``python -m unittest discover -s examples`` in a subprocess with CI=true, no
+Runs ``python -m unittest discover -s examples`` in a child process with CI=true, no
 API key and, where ``unshare -n`` can drop the network, no network at all, then
 checks the summary line's counts against what the examples do.
 """
@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 import unittest
 
 import pytest
 
-from tests.support.helpers.env import XDIST_WORKER_VARS, offline_prefix, run_captured
+from tests.support.helpers.env import XDIST_WORKER_VARS, offline_prefix
+from tests.support.helpers.forked_runs import driver
 from tests.support.helpers.paths import ROOT
 
 pytestmark = [pytest.mark.child, pytest.mark.matrix]
@@ -40,12 +40,9 @@ class ExampleSuiteOfflineTest(unittest.TestCase):
         env["ANTHROPIC_BASE_URL"] = "http://127.0.0.1:9"
         before = {p.name: p.read_bytes() for p in FIXTURES.glob("*.json")}
 
-        done = run_captured(
-            [*prefix, sys.executable, "-m", "unittest", "discover", "-s", "examples", "-t", "."],
-            cwd=ROOT,
-            env=env,
-            timeout=300,
-        )
+        # Forked from a driver (under the prefix): a python start less the SDK's import.
+        done = driver(prefix).run("unittest", ["discover", "-s", "examples", "-t", "."],
+                                  cwd=ROOT, env=env, timeout=300)  # fmt: skip
 
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertRegex(done.stderr, r"Ran 5 tests in [\d.]+s\n\nOK")

@@ -10,7 +10,6 @@ and no ``ANTHROPIC_BASE_URL``: the fixtures must be found in the project's own
 
 from __future__ import annotations
 
-import sys
 import textwrap
 import unittest
 from pathlib import Path
@@ -20,10 +19,10 @@ import pytest
 from tests.support.helpers.env import (
     environ_without_vcr,
     offline_prefix,
-    run_captured,
     start_server,
     temp_dir,
 )
+from tests.support.helpers.forked_runs import driver
 
 pytestmark = pytest.mark.child
 
@@ -108,8 +107,12 @@ class ProjectRunTest(unittest.TestCase):
             "PYTHONPATH": str(self.project),
             **env,
         }
-        prefix = offline_prefix() if offline else []
-        return run_captured([*prefix, sys.executable, *command], cwd=cwd, env=environ, timeout=180)
+        # ``python [-W X] -m pytest|unittest ARGS``, forked from a driver (under ``unshare
+        # -n`` when offline): a python start less the SDK's import (forked_runs).
+        flags = command[: command.index("-m")]
+        runner, args = command[command.index("-m") + 1], command[command.index("-m") + 2 :]
+        runs = driver(offline_prefix() if offline else ())
+        return runs.run(runner, args, flags=flags, cwd=cwd, env=environ, timeout=180)
 
     def test_module_level_clients_record_with_dotenv_and_replay_from_the_parent_folder(
         self,

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import sys
 import tempfile
 import unittest
 from pathlib import Path
@@ -28,7 +27,8 @@ from tests.support.children.sdk_scenarios import (
     recording_key,
     run_scenarios,
 )
-from tests.support.helpers.env import environ_without_vcr, offline_prefix, run_captured, vcr_environ
+from tests.support.helpers.env import environ_without_vcr, offline_prefix, vcr_environ
+from tests.support.helpers.forked_runs import driver
 from tests.support.helpers.paths import ROOT as REPO
 from tests.support.servers.loopback_server import LoggedRequest, LoopbackServer
 
@@ -54,11 +54,13 @@ def run_script(
     base_url: str | None = None,
     prefix: list[str] | None = None,
 ) -> dict[str, Any]:
-    command = [sys.executable, "-W", "error", str(SCRIPT), "--style", style]
-    command += ["--fixtures", str(fixtures), "--out", str(out)]
+    command = [str(SCRIPT), "--style", style, "--fixtures", str(fixtures), "--out", str(out)]
     if base_url is not None:
         command += ["--base-url", base_url]
-    done = run_captured([*(prefix or []), *command], cwd=REPO, env=env, timeout=SCRIPT_TIMEOUT)
+    # Forked from a driver (under the prefix, ``unshare -n``, if any): a python start less
+    # the SDK's import (tests/support/helpers/forked_runs.py).
+    done = driver(prefix or ()).run("script", command, flags=["-W", "error"], cwd=REPO, env=env,
+                                    timeout=SCRIPT_TIMEOUT)  # fmt: skip
     if done.returncode != 0 or done.stderr:
         raise AssertionError(
             f"{' '.join(done.args)} exited with {done.returncode}:\n{done.stderr}{done.stdout}"

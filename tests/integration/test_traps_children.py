@@ -1,17 +1,19 @@
 """The traps of issue 30 (point 3) that need a process of their own: ``@pytest.mark.vcr``
 with what it would ignore, in a real pytest run (no call made, each test errors with
-its words); ``FORCE_VCR=1`` in a plain script whose own client replays with no key."""
+its words); ``FORCE_VCR=1`` in a plain script whose own client replays with no key.
+Each run is a process forked from the run driver (``forked_runs``): a python start of
+its own, less the SDK's import."""
 
 from __future__ import annotations
 
-import sys
 import textwrap
 import unittest
 from pathlib import Path
 
 import pytest
 
-from tests.support.helpers.env import environ_without_vcr, run_captured, temp_dir
+from tests.support.helpers.env import environ_without_vcr, temp_dir
+from tests.support.helpers.forked_runs import driver
 from tests.support.servers.loopback_server import LoopbackServer
 
 pytestmark = pytest.mark.child
@@ -79,10 +81,8 @@ class ChildTrapsTest(unittest.TestCase):
         (self.folder / "test_marked.py").write_text(MARKED, encoding="utf-8")
         env = self.env(ANTHROPIC_BASE_URL=self.server.url, ANTHROPIC_API_KEY=KEY)
         env.pop("CI", None)  # mode auto: a positional "replay" ignored would record
-        done = run_captured(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "."],
-            cwd=self.folder, env=env, timeout=300,
-        )  # fmt: skip
+        done = driver().run("pytest", ["-q", "-p", "no:cacheprovider", "."], cwd=self.folder,
+                            env=env)  # fmt: skip
         valid = "; its keywords are mode=, fixtures_dir=, hosts=, proxy=, faults="
         for line in (
             f"@pytest.mark.vcr('replay'): the marker takes keywords only (mode='replay'?){valid}",
@@ -100,8 +100,7 @@ class ChildTrapsTest(unittest.TestCase):
         script.write_text(SCRIPT, encoding="utf-8")
         recording = self.env(FORCE_VCR="1", ANTHROPIC_API_KEY=KEY)
         recording.pop("CI", None)
-        done = run_captured([sys.executable, str(script)], cwd=self.folder, env=recording,
-                            timeout=120)  # fmt: skip
+        done = driver().run("script", [str(script)], cwd=self.folder, env=recording)
         self.assertEqual((done.returncode, done.stdout), (0, "Echo: from a script\n"), done.stderr)
         fixtures = list(Path(self.folder / "fixtures").glob("*.json"))
         self.assertEqual(len(fixtures), 1)
@@ -110,8 +109,7 @@ class ChildTrapsTest(unittest.TestCase):
         # No key at all, CI: replay only; the SDK would refuse to build a client without one.
         replaying = self.env(FORCE_VCR="1", CI="true", ANTHROPIC_API_KEY="",
                              ANTHROPIC_AUTH_TOKEN="")  # fmt: skip
-        done = run_captured([sys.executable, str(script)], cwd=self.folder, env=replaying,
-                            timeout=120)  # fmt: skip
+        done = driver().run("script", [str(script)], cwd=self.folder, env=replaying)
         self.assertEqual((done.returncode, done.stdout), (0, "Echo: from a script\n"), done.stderr)
         self.assertEqual(len(self.server.requests_to("/v1/messages")), 1)  # none more
 

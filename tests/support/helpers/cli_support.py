@@ -7,13 +7,13 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import sys
 import textwrap
 import time
 from pathlib import Path
 from typing import Any
 
-from tests.support.helpers.env import environ_without_vcr, run_captured
+from tests.support.helpers.env import environ_without_vcr
+from tests.support.helpers.forked_runs import driver
 from vcr_kit._cli import main
 
 KEY = "sk-ant-test-" + "k" * 32
@@ -82,7 +82,8 @@ def make_project(root: Path) -> Path:
 
 
 def run_pytest(root: Path, url: str, *args: str, **env: str) -> Any:
-    """Run the project's suite in a new process, as a developer or CI would."""
+    """Run the project's suite in a new process, as a developer or CI would (``pytest
+    ARGS``, forked from the run driver: ``forked_runs``)."""
     environ = environ_without_vcr()
     environ.pop("PYTEST_XDIST_WORKER", None)
     environ.pop("PYTEST_ADDOPTS", None)
@@ -95,12 +96,7 @@ def run_pytest(root: Path, url: str, *args: str, **env: str) -> Any:
             **env,
         }
     )
-    return run_captured(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
-        cwd=root,
-        env=environ,
-        timeout=300,
-    )
+    return driver().run("pytest", ["-q", "-p", "no:cacheprovider", *args], cwd=root, env=environ)
 
 
 SUITE_HEAD = """
@@ -164,7 +160,8 @@ def make_suite_project(root: Path, files: dict[str, list[str]]) -> Path:
 
 
 def run_unittest(root: Path, url: str, *args: str, **env: str) -> Any:
-    """``python -m unittest ARGS`` in ``root``, in a new process, as a developer would."""
+    """``python -m unittest ARGS`` in ``root``, in a new process, as a developer would
+    (forked from the run driver: ``forked_runs``)."""
     environ = environ_without_vcr()
     environ.update(
         {
@@ -174,9 +171,7 @@ def run_unittest(root: Path, url: str, *args: str, **env: str) -> Any:
             **env,
         }
     )
-    return run_captured(
-        [sys.executable, "-m", "unittest", *args], cwd=root, env=environ, timeout=300
-    )
+    return driver().run("unittest", args, cwd=root, env=environ)
 
 
 def fixture_asking(folder: Path, name: str) -> Path:
