@@ -43,7 +43,7 @@ from tests.support.helpers.env import (
 from tests.support.helpers.gemini_releases import API_VERSION, http_library
 from tests.support.helpers.paths import ROOT
 from tests.support.servers.gemini_server import GeminiServer
-from vcr_kit._ledger.cost import price_for, reset_session_cost
+from vcr_kit._ledger.cost import COST, price_for, reset_session_cost
 from vcr_kit._ledger.prices import Price
 
 #: google-genai subclasses aiohttp's ClientSession for its async client, which aiohttp
@@ -105,6 +105,7 @@ class GeminiCase(unittest.TestCase):
         self.addCleanup(reset_session_cost)
         if price_for(MODEL) is None:
             vcr_kit.set_price(MODEL, FLASH)
+            self.addCleanup(COST.reset)  # the price must not reach later modules' tests
 
     def recording_env(self, **more: str) -> None:
         os.environ.update(
