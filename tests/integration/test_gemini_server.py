@@ -12,6 +12,7 @@ import asyncio
 import json
 import os
 import re
+import typing
 import unittest
 import urllib.error
 import urllib.request
@@ -20,11 +21,11 @@ from typing import Any
 from unittest import mock
 
 import aiohttp
-import httpx2
 import pytest
 from google import genai
 from google.genai import errors, types
 
+from tests.support.helpers.gemini_releases import API_VERSION, http_library
 from tests.support.servers.gemini_server import (
     API_KEY_INVALID_MESSAGE,
     EMBEDDING_DIMENSIONS,
@@ -134,9 +135,8 @@ class GenerateTest(GeminiServerTestCase):
         self.generate("where to")
 
         (request,) = self.server.log
-        self.assertEqual(
-            (request.method, request.path), ("POST", f"/v1/models/{MODEL}:generateContent")
-        )
+        path = f"/{API_VERSION}/models/{MODEL}:generateContent"
+        self.assertEqual((request.method, request.path), ("POST", path))
         self.assertEqual(request.query, "")
         self.assertEqual(request.headers["x-goog-api-key"], API_KEY)
 
@@ -182,6 +182,9 @@ class GenerateTest(GeminiServerTestCase):
             """Current weather at a place."""
             return f"18C in {location}"
 
+        # Real types, not this module's postponed (string) annotations, which google-genai
+        # 2.x's automatic function calling passes to isinstance() as they are.
+        get_weather.__annotations__ = typing.get_type_hints(get_weather)
         config = types.GenerateContentConfig(tools=[get_weather])
         response = self.generate("How is the weather in Oslo?", config)
 
@@ -266,7 +269,7 @@ class StreamTest(GeminiServerTestCase):
         plain = self.generate("hello streaming world").usage_metadata
         self.assertEqual(chunks[-1].usage_metadata, plain)
         request = self.server.log[0]
-        self.assertEqual(request.path, f"/v1/models/{MODEL}:streamGenerateContent")
+        self.assertEqual(request.path, f"/{API_VERSION}/models/{MODEL}:streamGenerateContent")
         self.assertEqual(request.query, "alt=sse")
 
     def test_the_wire_is_crlf_framed_data_events(self) -> None:
@@ -299,7 +302,7 @@ class StreamTest(GeminiServerTestCase):
         self.assertTrue(all(chunk.candidates[0].finish_reason is None for chunk in chunks))
 
     def test_dropped_stream_breaks_the_body(self) -> None:
-        with self.assertRaisesRegex(httpx2.RemoteProtocolError, "incomplete chunked read"):
+        with self.assertRaisesRegex(http_library.RemoteProtocolError, "incomplete chunked read"):
             list(self.stream("x [[stream-drop]] long text"))
 
     def test_stream_error_chunk_raises_the_api_error(self) -> None:
@@ -323,7 +326,7 @@ class EmbedTest(GeminiServerTestCase):
         self.assertEqual(len(first.values), 4)
         self.assertNotEqual(first.values, second.values)
         (request,) = self.server.log
-        self.assertEqual(request.path, f"/v1/models/{EMBEDDER}:batchEmbedContents")
+        self.assertEqual(request.path, f"/{API_VERSION}/models/{EMBEDDER}:batchEmbedContents")
         again = self.client.models.embed_content(model=EMBEDDER, contents="a", config=config)
         self.assertEqual(again.embeddings[0].values, first.values)
 

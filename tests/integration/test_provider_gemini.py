@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 import google.oauth2.credentials
-import httpx2
 import pytest
 from google import genai
 from google.genai import errors, types
@@ -41,9 +40,10 @@ from tests.support.helpers.env import (
     run_captured,
     temp_dir,
 )
+from tests.support.helpers.gemini_releases import API_VERSION, http_library
 from tests.support.helpers.paths import ROOT
 from tests.support.servers.gemini_server import GeminiServer
-from vcr_kit._ledger.cost import price_for, reset_session_cost
+from vcr_kit._ledger.cost import COST, price_for, reset_session_cost
 from vcr_kit._ledger.prices import Price
 
 #: google-genai subclasses aiohttp's ClientSession for its async client, which aiohttp
@@ -105,6 +105,7 @@ class GeminiCase(unittest.TestCase):
         self.addCleanup(reset_session_cost)
         if price_for(MODEL) is None:
             vcr_kit.set_price(MODEL, FLASH)
+            self.addCleanup(COST.reset)  # the price must not reach later modules' tests
 
     def recording_env(self, **more: str) -> None:
         os.environ.update(
@@ -161,7 +162,7 @@ class RecordReplayTest(GeminiCase):
         stored = documents(self.fixtures)
         self.assertEqual(len(stored), 2 * CALLS)
         for name, document in stored.items():
-            self.assertTrue(name.startswith("gemini-post-v1-models-"), name)
+            self.assertTrue(name.startswith(f"gemini-post-{API_VERSION}-models-"), name)
             self.assertEqual(document["request"]["provider"], "gemini", name)
         self.assert_no_key_stored()
         streams = [d for d in stored.values() if "streamGenerateContent" in d["request"]["path"]]
@@ -272,7 +273,7 @@ class RecordReplayTest(GeminiCase):
                         list(stream(model=MODEL, contents=stream_text))
                     except errors.APIError as error:
                         seen.append([spec, error.code, error.status, error.message])
-                    except httpx2.RemoteProtocolError:
+                    except http_library.RemoteProtocolError:
                         seen.append([spec, "cut"])
             test.assertFaults(4)
             return seen
@@ -304,7 +305,7 @@ class MissesAndKeysTest(GeminiCase):
             return str(raised.exception)
 
         message = self.in_test(missing)
-        self.assertIn(str(self.fixtures / "gemini-post-v1-models-"), message)
+        self.assertIn(str(self.fixtures / f"gemini-post-{API_VERSION}-models-"), message)
         self.assertIn(".json", message)
         self.assertEqual(self.server.log, [])
 
@@ -318,7 +319,7 @@ class MissesAndKeysTest(GeminiCase):
             return str(raised.exception)
 
         message = self.in_test(without_key)
-        self.assertIn("gemini-post-v1-models-", message)
+        self.assertIn(f"gemini-post-{API_VERSION}-models-", message)
         self.assertEqual(self.server.log, [])
         self.assertEqual(fixture_bytes(self.fixtures), {})
 
@@ -330,7 +331,7 @@ class MissesAndKeysTest(GeminiCase):
         )
 
         def by_query(test: vcr_kit.VCRTestCase) -> list[int]:
-            with httpx2.Client() as client:
+            with http_library.Client() as client:
                 first = client.post(f"{url}:generateContent?key={self.key}", json=body)
                 other = client.post(f"{url}:generateContent?key={google_key()}", json=body)
                 sse = client.post(f"{url}:streamGenerateContent?alt=sse&key={self.key}", json=body)
@@ -510,8 +511,15 @@ class HttpOptionsTest(GeminiCase):
         def again(test: vcr_kit.VCRTestCase) -> list[str | None]:
             client = genai.Client(vertexai=True, **where)  # us-central1-aiplatform.googleapis.com
             answer = client.models.generate_content(model=MODEL, contents="on Vertex")
-            later = client.aio.models.generate_content(model=MODEL, contents="on Vertex")
-            answers = [answer.text, asyncio.run(later).text]  # the async token look-up too
+
+            async def later() -> str | None:
+                try:
+                    aio = client.aio.models
+                    return (await aio.generate_content(model=MODEL, contents="on Vertex")).text
+                finally:  # google-genai before 1.52 leaves its aiohttp session open otherwise
+                    await client.aio.aclose()
+
+            answers = [answer.text, asyncio.run(later())]  # the async token look-up too
             test.assertNoLiveCalls()
             return answers
 
