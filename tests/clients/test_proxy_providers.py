@@ -29,6 +29,8 @@ from google.genai import errors, types
 import vcr_kit
 from tests.support.children import provider_proxy_child
 from tests.support.helpers.env import environ_without_vcr, offline, run_captured, vcr_environ
+from tests.support.helpers.gemini_releases import API_VERSION
+from tests.support.helpers.openai_releases import status_error_texts
 from tests.support.helpers.paths import ROOT
 from tests.support.servers.gemini_server import GeminiServer
 from tests.support.servers.openai_server import OpenAIServer
@@ -154,8 +156,8 @@ def test_recorded_through_the_proxy_the_calls_replay_in_process(
     openai_server, gemini_server = servers
     names = sorted(recorded.files)
     assert Counter(re.sub(r"-[0-9a-f]{12}\.json$", "", name) for name in names) == {
-        "gemini-post-v1-models-gemini-2-5-flash-generatecontent": 1,
-        "gemini-post-v1-models-gemini-2-5-flash-streamgeneratecontent": 1,
+        f"gemini-post-{API_VERSION}-models-gemini-2-5-flash-generatecontent": 1,
+        f"gemini-post-{API_VERSION}-models-gemini-2-5-flash-streamgeneratecontent": 1,
         "openai-get-v1-models": 1,  # keyed on OpenAI's host: its provider is known
         "openai-post-v1-chat-completions": 3,
         "openai-post-v1-responses": 3,
@@ -240,7 +242,7 @@ def test_a_tests_own_proxy_serves_the_providers_too(
     assert text
     assert vectors
     assert [path.name.split("-")[:3] for path in sorted(fixtures.glob("*.json"))] == [
-        ["gemini", "post", "v1"],
+        ["gemini", "post", API_VERSION],
         ["openai", "post", "v1"],
     ]
     assert [request.path for request in openai_server.log][-1] == "/v1/embeddings"
@@ -260,9 +262,10 @@ def test_a_miss_is_refused_in_the_providers_shape_naming_the_file(
     (openai_file,) = re.findall(
         r"openai-post-v1-embeddings-[0-9a-f]{12}\.json", str(openai_miss.value)
     )
-    gemini_file = re.findall(r"gemini-post-v1-models-\S+\.json", str(gemini_miss.value))[0]
-    assert openai_miss.value.message == "Error code: 400 - " + MISSING.format(
-        fixtures / openai_file
+    gemini_name = rf"gemini-post-{API_VERSION}-models-\S+\.json"
+    gemini_file = re.findall(gemini_name, str(gemini_miss.value))[0]
+    assert openai_miss.value.message in status_error_texts(
+        openai_miss.value, MISSING.format(fixtures / openai_file)
     )
     assert openai_miss.value.body == {
         "message": MISSING.format(fixtures / openai_file),
@@ -301,13 +304,15 @@ def test_run_points_each_sdk_at_its_prefix_and_replays_offline(recorded: Recorde
     assert replayed == {k: v for k, v in recorded.seen.items() if k != "env"}
     assert {path.name: path.read_bytes() for path in fixtures.glob("*.json")} == recorded.files
     (openai_file,) = re.findall(r"openai-post-v1-embeddings-[0-9a-f]{12}\.json", openai_miss[2])
-    assert openai_miss == [
-        "BadRequestError",
-        400,
-        "Error code: 400 - " + MISSING.format(fixtures / openai_file),
-    ]
-    (nearest,) = fixtures.glob("gemini-post-v1-models-gemini-2-5-flash-generatecontent-*")
-    gemini_file = re.findall(r"gemini-post-v1-models-\S+\.json", gemini_miss[3])[0]
+    message = MISSING.format(fixtures / openai_file)
+    body = {"error": {"message": message, "type": "invalid_request_error", "param": None,
+                      "code": None}}  # fmt: skip
+    assert openai_miss[:2] == ["BadRequestError", 400]
+    # The newest openai says the message; the oldest we support, the whole error body.
+    assert openai_miss[2] in {f"Error code: 400 - {message}", f"Error code: 400 - {body}"}
+    generated = f"gemini-post-{API_VERSION}-models-gemini-2-5-flash-generatecontent-*"
+    (nearest,) = fixtures.glob(generated)
+    gemini_file = re.findall(rf"gemini-post-{API_VERSION}-models-\S+\.json", gemini_miss[3])[0]
     assert gemini_miss[:3] == ["ClientError", 400, "INVALID_ARGUMENT"]
     assert gemini_miss[3].splitlines()[:2] == [
         MISSING.format(fixtures / gemini_file),
