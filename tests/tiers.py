@@ -27,6 +27,11 @@ TIERS = {
     "load": "load, crash and SIGKILL tests: many processes at once",
 }
 MATRIX = "its outcome can depend on the interpreter or the SDK release: the matrix envs run it"
+#: Not a tier either: a test that drives the OpenAI or Gemini SDK. Its outcome depends on
+#: their releases, not on the Anthropic SDK's: py311 and py313 run it on the newest,
+#: sdk-0.125 on the oldest supported (on httpx); py310, py312, sdk-0.93 and sdk-1.0
+#: leave it out (CI's time: tox.ini).
+PROVIDERS = "drives the OpenAI or Gemini SDK: py311, py313 and sdk-0.125 run it"
 
 _PROCESS_EVENTS = frozenset(
     {
@@ -40,6 +45,7 @@ def register(config: pytest.Config) -> None:
     for name, meaning in TIERS.items():
         config.addinivalue_line("markers", f"{name}: {meaning}")
     config.addinivalue_line("markers", f"matrix: {MATRIX}")
+    config.addinivalue_line("markers", f"providers: {PROVIDERS}")
 
 
 def tier_of(item: pytest.Item) -> list[str]:

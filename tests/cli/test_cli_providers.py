@@ -30,7 +30,7 @@ from vcr_kit._ledger.cost import COST, price_for
 from vcr_kit._ledger.prices import Price
 from vcr_kit._ledger.summary import summary_line
 
-pytestmark = pytest.mark.inprocess
+pytestmark = [pytest.mark.inprocess, pytest.mark.providers]
 
 OPENAI_KEY: Final = "sk-proj-" + "T" * 48
 GEMINI_KEY: Final = "AIza" + "G" * 35

@@ -40,6 +40,9 @@ from vcr_kit._ledger import cost as _cost
 from vcr_kit._ledger.journal import Event
 from vcr_kit._proxy.server import Proxy
 
+#: Drives the provider SDKs: see tests/tiers.py (which envs run it).
+pytestmark = pytest.mark.providers
+
 CHILD = ROOT / "tests" / "support" / "children" / "provider_proxy_child.py"
 OPENAI_MODEL = "gpt-5.4-mini"
 GEMINI_MODEL = "gemini-2.5-flash"

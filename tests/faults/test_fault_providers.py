@@ -34,7 +34,7 @@ from vcr_kit._integrations.session import vcr_session
 from vcr_kit._ledger import cost as _cost
 from vcr_kit._proxy.server import Proxy
 
-pytestmark = pytest.mark.inprocess
+pytestmark = [pytest.mark.inprocess, pytest.mark.providers]
 
 OPENAI_MODEL = "gpt-5-mini"
 GEMINI_MODEL = "gemini-2.5-flash"

@@ -35,7 +35,7 @@ from google.genai import types
 import vcr_kit
 from tests.support.helpers.env import vcr_environ
 
-pytestmark = pytest.mark.inprocess
+pytestmark = [pytest.mark.inprocess, pytest.mark.providers]
 
 JSON = "application/json"
 SSE = "text/event-stream"

@@ -36,7 +36,11 @@ from tests.support.servers.gemini_server import (
 #: google-genai subclasses aiohttp's ClientSession for its async client, which aiohttp
 #: warns against: the SDK's affair, not the server's.
 AIOHTTP_SUBCLASS_WARNING = "ignore:Inheritance class AiohttpClientSession:DeprecationWarning"
-pytestmark = [pytest.mark.inprocess, pytest.mark.filterwarnings(AIOHTTP_SUBCLASS_WARNING)]
+pytestmark = [
+    pytest.mark.inprocess,
+    pytest.mark.filterwarnings(AIOHTTP_SUBCLASS_WARNING),
+    pytest.mark.providers,
+]
 
 MODEL = "gemini-2.5-flash"
 EMBEDDER = "gemini-embedding-001"

@@ -30,7 +30,7 @@ from tests.support.servers.openai_server import (
     embedding_of,
 )
 
-pytestmark = pytest.mark.inprocess
+pytestmark = [pytest.mark.inprocess, pytest.mark.providers]
 
 MODEL = "gpt-5-mini"
 KEY = "sk-proj-loopback-test-key-0000"

@@ -49,7 +49,7 @@ from vcr_kit._ledger.prices import Price
 #: google-genai subclasses aiohttp's ClientSession for its async client, which aiohttp
 #: warns against: the SDK's affair.
 AIOHTTP_SUBCLASS_WARNING = "ignore:Inheritance class AiohttpClientSession:DeprecationWarning"
-pytestmark = pytest.mark.filterwarnings(AIOHTTP_SUBCLASS_WARNING)
+pytestmark = [pytest.mark.filterwarnings(AIOHTTP_SUBCLASS_WARNING), pytest.mark.providers]
 
 #: The variables that steer google-genai: each test sets its own.
 GEMINI_VARS = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL", "VCR_HOSTS")

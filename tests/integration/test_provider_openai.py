@@ -38,6 +38,9 @@ from vcr_kit._ledger.journal import Event
 from vcr_kit._store.secrets import find_secret
 
 #: Every variable the openai SDK (and Azure's client) reads: each test sets its own.
+#: Drives the provider SDKs: see tests/tiers.py (which envs run it).
+pytestmark = pytest.mark.providers
+
 OPENAI_VARS = (
     "OPENAI_API_KEY",
     "OPENAI_ADMIN_KEY",

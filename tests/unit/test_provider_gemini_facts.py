@@ -18,7 +18,7 @@ from vcr_kit._core.credentials import (
 from vcr_kit._core.providers.gemini import PROVIDER as GEMINI
 from vcr_kit._core.schema import FORMAT_KEY, FORMAT_VERSION, problems, stored_name
 
-pytestmark = pytest.mark.inprocess
+pytestmark = [pytest.mark.inprocess, pytest.mark.providers]
 
 STREAM = "/v1beta/models/gemini-2.5-flash:streamGenerateContent"
 USAGE = {"promptTokenCount": 120, "candidatesTokenCount": 7, "cachedContentTokenCount": 100}
